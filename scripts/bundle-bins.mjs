@@ -1,0 +1,26 @@
+// Bundles each shipped bin (compiled by tsc into dist/src/cli) into dist/bin. An unbundled
+// ESM graph costs ~1 ms per module at start-up and the yaml package alone has ~70 modules;
+// one bundle per bin brings `pulse-validate file.yaml` close to the cost of starting node.
+// Heavy subcommands stay behind dynamic import() and become separate chunks.
+import { build } from "esbuild";
+import { chmodSync, rmSync } from "node:fs";
+
+rmSync("dist/bin", { recursive: true, force: true });
+await build({
+  entryPoints: { pulse: "dist/src/cli/pulse.js", "pulse-validate": "dist/src/cli/pulse-validate.js" },
+  outdir: "dist/bin",
+  outExtension: { ".js": ".mjs" },
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  chunkNames: "chunks/[name]-[hash]",
+  // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
+  banner: { js: "import { createRequire as __pulseCreateRequire } from 'node:module'; const require = __pulseCreateRequire(import.meta.url);" },
+  legalComments: "none",
+  minify: true,
+  logLevel: "warning",
+});
+for (const bin of ["pulse", "pulse-validate"]) chmodSync(`dist/bin/${bin}.mjs`, 0o755);
+console.log("bundled dist/bin/pulse.mjs, dist/bin/pulse-validate.mjs");

@@ -1,0 +1,44 @@
+/**
+ * The common edge of every bin: commander's errors become usage errors (exit 2), our own
+ * UsageError prints one line, and anything unexpected is an internal error (exit 3) with the
+ * stack only under PULSE_DEBUG=1. No user ever sees a stack trace for bad input.
+ */
+import { CommanderError, type Command } from "commander";
+import { EXIT, UsageError } from "./exit-codes.js";
+import type { CliIO } from "./io.js";
+
+export async function runProgram(program: Command, argv: readonly string[], io: CliIO, name: string): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (s) => io.stdout(s),
+    writeErr: (s) => io.stderr(s),
+    outputError: (s, write) => write(s.startsWith("error:") ? `${name}: ${s}` : s),
+  });
+  program.showSuggestionAfterError(true);
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    exitCode = (program as Command & { pulseExitCode?: number }).pulseExitCode ?? EXIT.ok;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version end through here with exit code 0.
+      return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (e instanceof UsageError) {
+      io.stderr(`${name}: ${e.message}\n`);
+      return EXIT.usage;
+    }
+    const err = e as Error;
+    io.stderr(`${name}: internal error: ${err?.message ?? String(e)}\n`);
+    io.stderr(io.env.PULSE_DEBUG ? `${err?.stack ?? ""}\n` : "  (set PULSE_DEBUG=1 for the stack trace, and please report it)\n");
+    return EXIT.internal;
+  }
+  return exitCode;
+}
+
+/** Commands record their exit code here; commander's action return value is discarded. */
+export function setExitCode(program: Command, code: number): void {
+  let root = program;
+  while (root.parent) root = root.parent;
+  (root as Command & { pulseExitCode?: number }).pulseExitCode = code;
+}

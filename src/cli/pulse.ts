@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+import { Command } from "commander";
+import { addValidateOptions, runValidate, VALIDATE_DESCRIPTION, VALIDATE_HELP, type ValidateCliOptions } from "./validate-command.js";
+import { runProgram, setExitCode } from "./main.js";
+import { processIO } from "./io.js";
+import { EXIT } from "./exit-codes.js";
+import { VERSION } from "../version.js";
+
+const io = processIO();
+const program = new Command("pulse")
+  .description("PULSE (OS-010 v0.1) toolkit: validate manifests, run loops, certify runtimes.")
+  .version(VERSION, "-V, --version")
+  .action(() => {
+    program.outputHelp({ error: true });
+    setExitCode(program, EXIT.usage);
+  });
+
+addValidateOptions(program.command("validate"))
+  .description(VALIDATE_DESCRIPTION)
+  .addHelpText("after", VALIDATE_HELP)
+  .action(async (paths: string[], opts: ValidateCliOptions, cmd: Command) => {
+    setExitCode(cmd, await runValidate(paths, opts, io));
+  });
+
+process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");

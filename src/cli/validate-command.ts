@@ -1,0 +1,178 @@
+/**
+ * `pulse-validate` / `pulse validate`: options, inputs, output and exit code. The command is a
+ * function of its options and a CliIO, so tests run it in-process; the bins only wire it to
+ * the real process.
+ */
+import { appendFile, rename, writeFile } from "node:fs/promises";
+import { dirname, basename, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { Option } from "commander";
+import { summarize, type FileResult } from "../validator/diagnostic.js";
+import { RULES, ruleInfo } from "../validator/rule-catalog.js";
+import { closest, didYouMean } from "../validator/suggest.js";
+import { validateSources, type SeverityOverride } from "../validator/validate.js";
+import { DEFAULT_MAX_BYTES, parseSourceBytes, readSource, SourceReadError, type ManifestSource } from "../source/load.js";
+import { expandOperands } from "./expand-paths.js";
+import { EXIT, UsageError } from "./exit-codes.js";
+import { useColor, type CliIO } from "./io.js";
+import { loadRuleConfig } from "./rule-config.js";
+import { FORMAT_NAMES, formatReport, type FormatName } from "../format/report.js";
+import { VERSION } from "../version.js";
+
+export interface ValidateCliOptions {
+  format?: string;
+  strict?: boolean;
+  failOn?: string;
+  quiet?: boolean;
+  maxWarnings?: string;
+  color?: boolean;
+  config?: string;
+  explain?: string;
+  listRules?: boolean;
+  stdinFilename?: string;
+  output?: string;
+  maxFileSize?: string;
+}
+
+export const VALIDATE_DESCRIPTION = "Validate PULSE loop manifests (JSON, JSONC or YAML) against the v0.1 schema and the semantic rules the schema cannot express.";
+
+export const VALIDATE_HELP = `
+Operands:
+  files, directories (searched recursively for .json, .jsonc, .yaml, .yml), quoted globs
+  ('manifests/**/*.yaml'), or - for stdin. Manifests given together are also checked against
+  each other: connections, signal sources and nesting.
+
+Exit codes:
+  0  no problems at the --fail-on level       2  usage error: bad flag, no file matched, unreadable file
+  1  problems found (syntax errors included)  3  internal error
+
+Examples:
+  pulse-validate manifests/
+  pulse-validate --format sarif -o results.sarif 'loops/**/*.yaml'
+  cat loop.yaml | pulse-validate - --stdin-filename loop.yaml
+  pulse-validate --explain pulse/closure-not-grounded`;
+
+export function addValidateOptions(cmd: Command): Command {
+  return cmd
+    .argument("[paths...]", "files, directories, globs, or - for stdin")
+    .addOption(new Option("-f, --format <format>", "output format (default: pretty on a terminal, github under GitHub Actions, compact otherwise)").choices([...FORMAT_NAMES]))
+    .option("--strict", "treat the §3.2 structure rules (missing retrieve/act, ungrounded closure) as errors")
+    .addOption(new Option("--fail-on <level>", "exit 1 when a diagnostic of this severity or worse is found").choices(["error", "warning", "never"]).default("error"))
+    .option("-q, --quiet", "report errors only")
+    .option("--max-warnings <n>", "exit 1 when there are more than n warnings")
+    .option("--color", "force colour output")
+    .option("--no-color", "disable colour output (NO_COLOR is honoured too)")
+    .option("-c, --config <file>", 'rule severities, JSON or YAML: {"rules": {"pulse/missing-act": "error", "pulse/connection-external": "off"}}')
+    .option("--explain <rule>", "explain a rule and exit")
+    .option("--list-rules", "list every rule with its default severity and exit")
+    .option("--stdin-filename <name>", "name (and format, by extension) of the manifest read from stdin")
+    .option("-o, --output <file>", "write the report to a file instead of stdout")
+    .option("--max-file-size <bytes>", `refuse manifests larger than this (default ${DEFAULT_MAX_BYTES})`);
+}
+
+function parseCount(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${flag} takes a non-negative integer, not "${value}"`);
+  return Number(value);
+}
+
+export function explainRule(id: string): string {
+  const info = ruleInfo(id);
+  if (!info) {
+    const suggestion = didYouMean(closest(id, RULES.map((r) => r.id)));
+    throw new UsageError(`unknown rule "${id}"${suggestion ? `; ${suggestion}` : ""} (pulse-validate --list-rules shows them all)`);
+  }
+  const severity = info.strictSeverity ? `${info.severity}; ${info.strictSeverity} with --strict` : info.severity;
+  return `${info.id} (${severity}${info.configurable ? "" : ", cannot be turned off"})\n${info.summary}\n\n${wrap(info.explanation, 88)}\n`;
+}
+
+function wrap(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + word.length + 1 > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.join("\n");
+}
+
+export function listRules(): string {
+  const width = Math.max(...RULES.map((r) => r.id.length));
+  return RULES.map((r) => `${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}`).join("\n") + "\n";
+}
+
+function chooseFormat(requested: string | undefined, io: CliIO): FormatName {
+  if (requested) return requested as FormatName;
+  if (io.env.GITHUB_ACTIONS === "true") return "github";
+  return io.stdoutIsTTY ? "pretty" : "compact";
+}
+
+/** Write-then-rename, so an interrupted run never leaves a truncated report behind. */
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  await writeFile(tmp, text);
+  await rename(tmp, file);
+}
+
+export async function runValidate(operands: readonly string[], opts: ValidateCliOptions, io: CliIO): Promise<number> {
+  if (opts.explain !== undefined) {
+    io.stdout(explainRule(opts.explain));
+    return EXIT.ok;
+  }
+  if (opts.listRules) {
+    io.stdout(listRules());
+    return EXIT.ok;
+  }
+  const maxWarnings = parseCount("--max-warnings", opts.maxWarnings);
+  const maxBytes = parseCount("--max-file-size", opts.maxFileSize) ?? DEFAULT_MAX_BYTES;
+  const severities: Record<string, SeverityOverride> = opts.config ? await loadRuleConfig(opts.config, io.cwd) : {};
+  if (operands.length === 0) throw new UsageError("no manifest given: pass files, directories, globs, or - for stdin (see --help)");
+  if (opts.stdinFilename !== undefined && !operands.includes("-")) throw new UsageError("--stdin-filename only applies when - (stdin) is an operand");
+  if (operands.filter((o) => o === "-").length > 1) throw new UsageError("stdin (-) can only be read once");
+
+  const expansion = await expandOperands(operands.filter((o) => o !== "-"), io.cwd);
+  if (expansion.unmatched.length > 0) {
+    throw new UsageError(`no manifest matched ${expansion.unmatched.map((u) => `"${u}"`).join(", ")}`);
+  }
+  const sources: ManifestSource[] = [];
+  for (const operand of operands) {
+    if (operand !== "-") continue;
+    const name = opts.stdinFilename ?? "<stdin>";
+    sources.push(await parseSourceBytes(name, await io.readStdin(), { maxBytes }));
+  }
+  for (const file of expansion.files) {
+    try {
+      sources.push({ ...(await readSource(resolve(io.cwd, file), { maxBytes })), file });
+    } catch (e) {
+      if (e instanceof SourceReadError) throw new UsageError(e.message.replace(resolve(io.cwd, file), file));
+      throw e;
+    }
+  }
+
+  const results: FileResult[] = validateSources(sources, { strict: opts.strict === true, severities });
+  const format = chooseFormat(opts.format, io);
+  const report = formatReport(format, results, {
+    color: opts.output ? false : useColor(io, opts.color),
+    toolVersion: VERSION,
+    rules: RULES.map((r) => ({ id: r.id, summary: r.summary, explanation: r.explanation, defaultSeverity: r.severity })),
+    quiet: opts.quiet === true,
+  });
+  if (opts.output) await writeAtomically(resolve(io.cwd, opts.output), report.stdout);
+  else io.stdout(report.stdout);
+  if (report.stepSummary && io.env.GITHUB_STEP_SUMMARY) {
+    await appendFile(io.env.GITHUB_STEP_SUMMARY, report.stepSummary);
+  }
+  return exitCode(results, opts.failOn ?? "error", maxWarnings);
+}
+
+function exitCode(results: readonly FileResult[], failOn: string, maxWarnings: number | undefined): number {
+  const summary = summarize(results);
+  if (maxWarnings !== undefined && summary.warnings > maxWarnings) return EXIT.problems;
+  if (failOn === "never") return EXIT.ok;
+  if (summary.errors > 0) return EXIT.problems;
+  if (failOn === "warning" && summary.warnings > 0) return EXIT.problems;
+  return EXIT.ok;
+}

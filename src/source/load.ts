@@ -1,0 +1,132 @@
+/**
+ * Turns bytes into a parsed manifest source: format detection, UTF-8 checks, size limits.
+ * Nothing here throws on bad content; it becomes a positioned problem. Only I/O failures
+ * (missing or unreadable files) throw, as SourceReadError, because they are usage errors.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { extname } from "node:path";
+import { LineIndex } from "./line-index.js";
+import { parseJsonc, type SourceProblem } from "./jsonc.js";
+import type { SourceNode } from "./source-node.js";
+
+export type SourceFormat = "json" | "yaml";
+
+export interface ManifestSource {
+  file: string;
+  format: SourceFormat;
+  text: string;
+  lines: LineIndex;
+  /** The parsed document; undefined when it could not be parsed. */
+  value: unknown;
+  root?: SourceNode;
+  problems: SourceProblem[];
+}
+
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+
+export class SourceReadError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function formatForFile(file: string): SourceFormat | undefined {
+  const ext = extname(file).toLowerCase();
+  if (ext === ".json" || ext === ".jsonc") return "json";
+  if (ext === ".yaml" || ext === ".yml") return "yaml";
+  return undefined;
+}
+
+/** JSON documents start with `{` or `[` once comments and whitespace are skipped. */
+export function sniffFormat(text: string): SourceFormat {
+  const m = /^(?:\s|\/\/[^\n]*\n|\/\*[\s\S]*?\*\/)*/.exec(text);
+  const first = text[m ? m[0].length : 0];
+  return first === "{" || first === "[" ? "json" : "yaml";
+}
+
+function fileProblem(file: string, rule: string, message: string, text = ""): ManifestSource {
+  const format = formatForFile(file) ?? "yaml";
+  return { file, format, text, lines: new LineIndex(text), value: undefined, problems: [{ rule, message, start: 0, end: 0, severity: "error" }] };
+}
+
+function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+let yamlParser: typeof import("./yaml-source.js").parseYaml | undefined;
+
+/** The YAML package costs ~30 ms to import: only pay for it when a YAML document shows up. */
+export async function loadYamlParser(): Promise<void> {
+  yamlParser ??= (await import("./yaml-source.js")).parseYaml;
+}
+
+export async function parseSourceBytes(file: string, bytes: Uint8Array, options: { maxBytes?: number; format?: SourceFormat } = {}): Promise<ManifestSource> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  if (bytes.length > maxBytes) {
+    return fileProblem(file, "input/too-large", `the file is ${formatBytes(bytes.length)}; manifests are limited to ${formatBytes(maxBytes)} (raise it with --max-file-size)`);
+  }
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
+    return fileProblem(file, "input/encoding", "the file is UTF-16; save it as UTF-8");
+  }
+  if (bytes.includes(0)) return fileProblem(file, "input/binary", "the file contains NUL bytes: it looks binary, not a JSON or YAML manifest");
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return fileProblem(file, "input/encoding", "the file is not valid UTF-8 text");
+  }
+  const format = options.format ?? formatForFile(file) ?? sniffFormat(text);
+  if (format === "yaml") await loadYamlParser();
+  return parseSourceText(file, text, format);
+}
+
+/** Synchronous parse of text already in memory. YAML requires loadYamlParser() first. */
+export function parseSourceText(file: string, text: string, format: SourceFormat = formatForFile(file) ?? sniffFormat(text)): ManifestSource {
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const lines = new LineIndex(text);
+  if (text.trim() === "") {
+    return { file, format, text, lines, value: undefined, problems: [{ rule: "input/empty", message: "the file is empty", start: 0, end: 0, severity: "error" }] };
+  }
+  if (format === "yaml" && !yamlParser) throw new Error("parseSourceText: call loadYamlParser() before parsing YAML");
+  const parsed = format === "json" ? parseJsonc(text) : (yamlParser as NonNullable<typeof yamlParser>)(text);
+  const source: ManifestSource = { file, format, text, lines, value: parsed.value, problems: parsed.problems };
+  if (parsed.root) source.root = parsed.root;
+  return source;
+}
+
+export async function readSource(file: string, options: { maxBytes?: number } = {}): Promise<ManifestSource> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  let size: number;
+  try {
+    const s = await stat(file);
+    if (s.isDirectory()) throw new SourceReadError(file, `${file} is a directory`);
+    size = s.size;
+  } catch (e) {
+    if (e instanceof SourceReadError) throw e;
+    throw new SourceReadError(file, describeIoError(file, e));
+  }
+  // Refuse before reading: a 10 GB file must not be pulled into memory to be told it is too big.
+  if (size > maxBytes) {
+    return fileProblem(file, "input/too-large", `the file is ${formatBytes(size)}; manifests are limited to ${formatBytes(maxBytes)} (raise it with --max-file-size)`);
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(file);
+  } catch (e) {
+    throw new SourceReadError(file, describeIoError(file, e));
+  }
+  return parseSourceBytes(file, bytes, { maxBytes });
+}
+
+function describeIoError(file: string, e: unknown): string {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (code === "ENOENT") return `${file}: no such file`;
+  if (code === "EACCES" || code === "EPERM") return `${file}: permission denied`;
+  if (code === "EISDIR") return `${file} is a directory`;
+  return `${file}: cannot read (${code ?? (e as Error)?.message ?? "unknown error"})`;
+}

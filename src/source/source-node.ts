@@ -1,0 +1,73 @@
+/**
+ * A parsed document as positions: every object, array and scalar with the span of its value
+ * and, inside an object, the span of the key that names it. JSON and YAML both build this
+ * tree, so diagnostics point at the same place whatever the input format.
+ */
+export interface SourceNode {
+  kind: "object" | "array" | "scalar";
+  start: number;
+  end: number;
+  keyStart?: number;
+  keyEnd?: number;
+  entries?: Map<string, SourceNode>;
+  items?: SourceNode[];
+}
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export function pointerSegments(pointer: string): string[] {
+  if (pointer === "") return [];
+  const segments = pointer.slice(1).split("/");
+  if (!pointer.includes("~")) return segments;
+  return segments.map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+function isIndex(segment: string): boolean {
+  const n = segment.length;
+  if (n === 0 || (n > 1 && segment.charCodeAt(0) === 48)) return false;
+  for (let i = 0; i < n; i++) {
+    const c = segment.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+export function toPointer(segments: readonly (string | number)[]): string {
+  return segments.map((s) => "/" + String(s).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+}
+
+/** The deepest node on the pointer's path, and how many segments it resolved. */
+export function walk(root: SourceNode, pointer: string): { node: SourceNode; depth: number; segments: string[] } {
+  const segments = pointerSegments(pointer);
+  let node = root;
+  let depth = 0;
+  for (const seg of segments) {
+    let next: SourceNode | undefined;
+    if (node.kind === "object") next = node.entries?.get(seg);
+    else if (node.kind === "array" && isIndex(seg)) next = node.items?.[Number(seg)];
+    if (!next) break;
+    node = next;
+    depth++;
+  }
+  return { node, depth, segments };
+}
+
+/**
+ * The span to underline for a pointer: the key when `preferKey` (unknown or misspelt keys), else
+ * the value. A pointer that does not fully resolve lands on the deepest node that exists.
+ */
+export function spanOf(root: SourceNode, pointer: string, preferKey = false): Span {
+  const { node, depth, segments } = walk(root, pointer);
+  const resolved = depth === segments.length;
+  if ((preferKey || !resolved) && node.keyStart !== undefined && node.keyEnd !== undefined) {
+    return { start: node.keyStart, end: node.keyEnd };
+  }
+  if (!resolved || node.kind !== "scalar") {
+    // A whole object spans many lines: underline its first character only.
+    return { start: node.start, end: Math.min(node.end, node.start + 1) };
+  }
+  return { start: node.start, end: node.end };
+}

@@ -1,0 +1,160 @@
+/**
+ * YAML 1.2 with positions. The `yaml` package parses; we walk its node tree ourselves to build
+ * both the plain value and the SourceNode tree in one pass, so the two never disagree, alias
+ * expansion is bounded by a node budget (alias bombs), merge keys (`<<`) are honoured, and
+ * keys like `__proto__` stay ordinary data.
+ */
+import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node as YamlNode } from "yaml";
+import type { SourceNode } from "./source-node.js";
+import type { ParsedSource, SourceProblem } from "./jsonc.js";
+import { MAX_NESTING } from "./jsonc.js";
+import { setOwn } from "./own-property.js";
+
+/** Nodes materialised after alias expansion; far above any real manifest, far below a bomb. */
+export const MAX_EXPANDED_NODES = 100_000;
+
+class Budget extends Error {}
+
+export function parseYaml(text: string): ParsedSource {
+  const doc = parseDocument(text, {
+    lineCounter: new LineCounter(),
+    merge: true,
+    uniqueKeys: false,
+    prettyErrors: false,
+    strict: true,
+    keepSourceTokens: false,
+  });
+  const problems: SourceProblem[] = [];
+  for (const e of doc.errors) {
+    problems.push({ rule: "yaml/syntax", message: cleanMessage(e.message), start: e.pos[0], end: Math.max(e.pos[1], e.pos[0] + 1), severity: "error" });
+  }
+  // A broken parse only yields cascades of schema errors: stop at the syntax errors.
+  if (problems.length > 0) return { value: undefined, problems };
+  for (const w of doc.warnings) {
+    problems.push({ rule: "yaml/warning", message: cleanMessage(w.message), start: w.pos[0], end: Math.max(w.pos[1], w.pos[0] + 1), severity: "warning" });
+  }
+  if (doc.contents === null) {
+    return { value: undefined, problems: [...problems, { rule: "input/empty", message: "the file has no content", start: 0, end: 0, severity: "error" }] };
+  }
+  const walker = new Walker(doc, problems);
+  try {
+    const { value, node } = walker.node(doc.contents as YamlNode, 0);
+    return { value, root: node, problems };
+  } catch (e) {
+    if (!(e instanceof Budget)) throw e;
+    return { value: undefined, problems };
+  }
+}
+
+function cleanMessage(message: string): string {
+  // The package appends " at line N, column M:" and a code frame; we print our own positions.
+  const first = message.split("\n")[0] ?? message;
+  return first.replace(/ at line \d+, column \d+:?$/, "").replace(/^./, (c) => c.toLowerCase());
+}
+
+class Walker {
+  private expanded = 0;
+  private readonly resolving = new Set<YamlNode>();
+  // Alias.resolve() searches the whole document; an expanded alias is resolved many times.
+  private readonly aliasTargets = new Map<YamlNode, YamlNode | undefined>();
+
+  constructor(
+    private readonly doc: Document,
+    private readonly problems: SourceProblem[],
+  ) {}
+
+  private fail(rule: string, message: string, start: number, end: number): never {
+    this.problems.push({ rule, message, start, end, severity: "error" });
+    throw new Budget(message);
+  }
+
+  node(n: YamlNode, depth: number, aliasSpan?: [number, number]): { value: unknown; node: SourceNode } {
+    const [start, end] = aliasSpan ?? [n.range?.[0] ?? 0, n.range?.[1] ?? 0];
+    if (++this.expanded > MAX_EXPANDED_NODES) {
+      this.fail("input/too-complex", `the document expands to more than ${MAX_EXPANDED_NODES} nodes (alias expansion bomb?)`, start, end);
+    }
+    if (depth > MAX_NESTING) this.fail("input/too-deep", `nesting deeper than ${MAX_NESTING} levels`, start, end);
+
+    if (isAlias(n)) {
+      if (!this.aliasTargets.has(n)) this.aliasTargets.set(n, n.resolve(this.doc) as YamlNode | undefined);
+      const target = this.aliasTargets.get(n);
+      if (!target) this.fail("yaml/syntax", `unknown alias *${n.source}`, start, end);
+      if (this.resolving.has(target)) this.fail("yaml/recursive-alias", `alias *${n.source} refers to a node that contains it`, start, end);
+      this.resolving.add(target);
+      try {
+        return this.node(target, depth + 1, [start, end]);
+      } finally {
+        this.resolving.delete(target);
+      }
+    }
+    if (isScalar(n)) return { value: this.scalar(n.value, start, end), node: { kind: "scalar", start, end } };
+    if (isSeq(n)) {
+      const value: unknown[] = [];
+      const items: SourceNode[] = [];
+      for (const item of n.items) {
+        const child = this.node(item as YamlNode, depth + 1);
+        value.push(child.value);
+        items.push(child.node);
+      }
+      return { value, node: { kind: "array", start, end, items } };
+    }
+    if (isMap(n)) {
+      const value: Record<string, unknown> = {};
+      const entries = new Map<string, SourceNode>();
+      const merged = new Set<string>();
+      for (const pair of n.items) {
+        if (!isPair(pair)) continue;
+        const key = pair.key as YamlNode | null;
+        const keyStart = key?.range?.[0] ?? start;
+        const keyEnd = key?.range?.[1] ?? keyStart;
+        if (isScalar(key) && typeof key.value === "symbol") {
+          this.merge(pair.value as YamlNode | null, depth, value, entries, merged);
+          continue;
+        }
+        if (key !== null && !isScalar(key)) this.fail("yaml/complex-key", "keys must be plain strings, not collections", keyStart, keyEnd);
+        const name = key === null ? "" : String(key.value);
+        if (entries.has(name) && !merged.has(name)) {
+          this.problems.push({ rule: "input/duplicate-key", message: `duplicate key "${name}": the later value replaces the earlier one`, start: keyStart, end: keyEnd, severity: "error" });
+        }
+        merged.delete(name);
+        const child = pair.value === null
+          ? { value: null, node: { kind: "scalar" as const, start: keyEnd, end: keyEnd } }
+          : this.node(pair.value as YamlNode, depth + 1);
+        child.node.keyStart = keyStart;
+        child.node.keyEnd = keyEnd;
+        entries.set(name, child.node);
+        setOwn(value, name, child.value);
+      }
+      return { value, node: { kind: "object", start, end, entries } };
+    }
+    return this.fail("yaml/syntax", "unsupported YAML node", start, end);
+  }
+
+  /** `<<: *base` or `<<: [*a, *b]`: copy keys the map does not set itself (YAML merge-key spec). */
+  private merge(source: YamlNode | null, depth: number, value: Record<string, unknown>, entries: Map<string, SourceNode>, merged: Set<string>): void {
+    if (source === null) return;
+    const sources = isSeq(source) ? (source.items as YamlNode[]) : [source];
+    for (const s of sources) {
+      const child = this.node(s, depth + 1);
+      if (child.node.kind !== "object" || !child.node.entries) {
+        this.fail("yaml/syntax", "a merge key (<<) needs a mapping or a list of mappings", child.node.start, child.node.end);
+      }
+      for (const [k, node] of child.node.entries) {
+        if (entries.has(k)) continue;
+        entries.set(k, node);
+        merged.add(k);
+        setOwn(value, k, (child.value as Record<string, unknown>)[k]);
+      }
+    }
+  }
+
+  private scalar(v: unknown, start: number, end: number): unknown {
+    if (v === null || typeof v === "string" || typeof v === "boolean") return v;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) this.fail("yaml/non-json-value", `${v} is not a number JSON can represent`, start, end);
+      return v;
+    }
+    if (typeof v === "bigint") return Number(v);
+    return this.fail("yaml/non-json-value", "this value (binary data, a timestamp or a custom type) has no JSON equivalent", start, end);
+  }
+}

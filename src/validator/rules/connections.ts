@@ -1,0 +1,27 @@
+/** §3.5, §10: connection ids are unique and backpressure settings make sense together. */
+import { str, field } from "../access.js";
+import type { LoopModel } from "../resolver.js";
+import type { Report } from "../finding.js";
+
+export function checkConnections(model: LoopModel, report: Report): void {
+  const seen = new Map<string, number>();
+  for (const { item, index } of model.connections) {
+    const id = str(item, "id");
+    if (id !== undefined) {
+      const first = seen.get(id);
+      if (first !== undefined) {
+        report({ rule: "pulse/duplicate-connection-id", pointer: `/connections/${index}/id`, message: `connection id "${id}" is already used by connections[${first}]` });
+      } else {
+        seen.set(id, index);
+      }
+    }
+    if (field(item, "overflow_policy") !== undefined && field(item, "max_inflight") === undefined) {
+      report({
+        rule: "pulse/overflow-without-limit",
+        pointer: `/connections/${index}/overflow_policy`,
+        key: true,
+        message: "overflow_policy never applies without max_inflight: the connection has no in-flight limit to overflow (§10.3)",
+      });
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseSourceBytes, readSource, SourceReadError, sniffFormat } from "../../src/source/load.js";
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const rules = async (name: string, b: Uint8Array, maxBytes?: number) =>
+  (await parseSourceBytes(name, b, maxBytes ? { maxBytes } : {})).problems.map((p) => p.rule);
+
+describe("loading hostile input", () => {
+  it("refuses empty and whitespace-only files, accepts a minimal document", async () => {
+    expect(await rules("a.yaml", bytes(""))).toEqual(["input/empty"]);
+    expect(await rules("a.json", bytes("  \n\t\n"))).toEqual(["input/empty"]);
+    expect(await rules("a.yaml", bytes("# only a comment\n"))).toEqual(["input/empty"]);
+    expect(await rules("a.json", bytes("// only a comment\n"))).toEqual(["input/empty"]);
+    expect(await rules("a.yaml", bytes("a: 1\n"))).toEqual([]);
+  });
+
+  it("refuses binary and non-UTF-8 content", async () => {
+    expect(await rules("a.yaml", new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]))).toEqual(["input/binary"]);
+    expect(await rules("a.yaml", new Uint8Array([0x61, 0x3a, 0x20, 0xff, 0xfe, 0x0a]))).toEqual(["input/encoding"]);
+    expect(await rules("a.json", new Uint8Array([0xff, 0xfe, 0x7b, 0x00]))).toEqual(["input/encoding"]);
+  });
+
+  it("accepts a UTF-8 BOM and non-ASCII text", async () => {
+    const s = await parseSourceBytes("a.json", bytes('\uFEFF{"description": "κ-routing — ✓"}'));
+    expect(s.problems).toEqual([]);
+    expect(s.value).toEqual({ description: "κ-routing — ✓" });
+  });
+
+  it("refuses files over the size limit before reading them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-load-"));
+    const big = join(dir, "big.yaml");
+    writeFileSync(big, "a: " + "x".repeat(2048) + "\n");
+    const refused = await readSource(big, { maxBytes: 1024 });
+    expect(refused.problems.map((p) => p.rule)).toEqual(["input/too-large"]);
+    expect(refused.problems[0]!.message).toMatch(/limited to 1 KiB/);
+    expect((await readSource(big, { maxBytes: 4096 })).problems).toEqual([]);
+  });
+
+  it("throws SourceReadError for missing files and directories", async () => {
+    await expect(readSource("/nonexistent/x.yaml")).rejects.toBeInstanceOf(SourceReadError);
+    await expect(readSource(tmpdir())).rejects.toThrow(/is a directory/);
+  });
+
+  it("detects the format from the extension, else from the content", async () => {
+    expect(sniffFormat('  // c\n{"a": 1}')).toBe("json");
+    expect(sniffFormat("a: 1")).toBe("yaml");
+    expect((await parseSourceBytes("x.txt", bytes('{"a": 1}'))).format).toBe("json");
+    expect((await parseSourceBytes("x", bytes("a: [1]"))).format).toBe("yaml");
+    // A YAML file that starts with a flow mapping is still YAML when its extension says so.
+    expect((await parseSourceBytes("x.yaml", bytes("{a: 1}"))).value).toEqual({ a: 1 });
+  });
+});
