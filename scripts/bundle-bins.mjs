@@ -3,11 +3,13 @@
 // one bundle per bin brings `pulse-validate file.yaml` close to the cost of starting node.
 // Heavy subcommands stay behind dynamic import() and become separate chunks.
 import { build } from "esbuild";
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, rmSync } from "node:fs";
+
+const BINS = ["pulse", "pulse-validate", "pulse-diagram", "pulse-conform"].filter((bin) => existsSync(`dist/src/cli/${bin}.js`));
 
 rmSync("dist/bin", { recursive: true, force: true });
 await build({
-  entryPoints: { pulse: "dist/src/cli/pulse.js", "pulse-validate": "dist/src/cli/pulse-validate.js" },
+  entryPoints: Object.fromEntries(BINS.map((bin) => [bin, `dist/src/cli/${bin}.js`])),
   outdir: "dist/bin",
   outExtension: { ".js": ".mjs" },
   bundle: true,
@@ -22,5 +24,5 @@ await build({
   minify: true,
   logLevel: "warning",
 });
-for (const bin of ["pulse", "pulse-validate"]) chmodSync(`dist/bin/${bin}.mjs`, 0o755);
-console.log("bundled dist/bin/pulse.mjs, dist/bin/pulse-validate.mjs");
+for (const bin of BINS) chmodSync(`dist/bin/${bin}.mjs`, 0o755);
+console.log(`bundled ${BINS.map((b) => `dist/bin/${b}.mjs`).join(", ")}`);
