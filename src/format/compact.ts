@@ -1,20 +1,18 @@
 /**
  * `file:line:col: severity: message [rule]`, one diagnostic per line and nothing else: the shape
- * editors' problem matchers, grep and `cut -d:` expect (gcc, eslint's unix format, actionlint).
+ * gcc, eslint's unix format and actionlint print, which editors' problem matchers, grep and
+ * `cut -d:` already understand. No summary line: the exit code carries the verdict, and a
+ * count would be one more line every consumer has to skip.
  */
 import type { Diagnostic, FileResult } from "../validator/diagnostic.js";
+import { messageWithSuggestion, singleLine } from "./text.js";
 
 export function compactLine(file: string, d: Diagnostic): string {
-  const suggestion = d.suggestion ? ` (${d.suggestion})` : "";
-  return `${file}:${d.line}:${d.column}: ${d.severity}: ${oneLine(d.message)}${oneLine(suggestion)} [${d.rule}]`;
+  return `${singleLine(file)}:${d.line}:${d.column}: ${d.severity}: ${singleLine(messageWithSuggestion(d))} [${singleLine(d.rule)}]`;
 }
 
-export function oneLine(text: string): string {
-  return text.replace(/\r?\n/g, " ");
-}
-
+/** Every diagnostic, one per line, in the order given (formatReport sorts by file, then position). */
 export function formatCompact(results: readonly FileResult[]): string {
-  const lines: string[] = [];
-  for (const r of results) for (const d of r.diagnostics) lines.push(compactLine(r.file, d));
+  const lines = results.flatMap((r) => r.diagnostics.map((d) => compactLine(r.file, d)));
   return lines.length ? lines.join("\n") + "\n" : "";
 }

@@ -1,64 +1,43 @@
 /**
- * GitHub Actions: workflow-command annotations, then the compact lines (GitHub shows only about
- * ten annotations of each kind per step, so they can never be the only output), and a Markdown
- * summary for $GITHUB_STEP_SUMMARY.
+ * GitHub Actions: one workflow-command annotation per diagnostic, then the compact lines (GitHub
+ * shows only about ten annotations of each kind per step, so they can never be the only
+ * output), and a Markdown step summary that the CLI appends to $GITHUB_STEP_SUMMARY.
  */
-import { summarize, type Diagnostic, type FileResult } from "../validator/diagnostic.js";
+import type { Diagnostic, FileResult } from "../validator/diagnostic.js";
 import { formatCompact } from "./compact.js";
-import type { Report } from "./report.js";
+import { stepSummary } from "./step-summary.js";
+import { messageWithSuggestion, printable } from "./text.js";
 
 const COMMAND = { error: "error", warning: "warning", info: "notice" } as const;
 
+/** Workflow-command data (the text after `::`). */
 export function escapeData(s: string): string {
   return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
 
+/** Workflow-command property values, where `,` separates properties and `:` ends them. */
 export function escapeProperty(s: string): string {
   return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
-function annotation(file: string, d: Diagnostic): string {
-  const props = [`file=${escapeProperty(file)}`, `line=${d.line}`, `col=${d.column}`, `endLine=${d.endLine}`, `endColumn=${d.endColumn}`, `title=${escapeProperty(d.rule)}`];
-  const message = d.suggestion ? `${d.message} (${d.suggestion})` : d.message;
-  return `::${COMMAND[d.severity]} ${props.join(",")}::${escapeData(message)}`;
+/**
+ * The position properties in the documented order. The runner drops columns unless the span
+ * stays on one line, so a multi-line span gives lines only; a file-level diagnostic (line 0)
+ * gives no position at all and annotates the file.
+ */
+function position(d: Diagnostic): string[] {
+  if (d.line < 1) return [];
+  const endLine = Math.max(d.endLine, d.line);
+  if (endLine !== d.line || d.column < 1) return [`line=${d.line}`, `endLine=${endLine}`];
+  return [`line=${d.line}`, `col=${d.column}`, `endLine=${endLine}`, `endColumn=${Math.max(d.endColumn, d.column + 1)}`];
 }
 
-function markdownCell(s: string): string {
-  return s
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/\|/g, "\\|")
-    .replace(/`/g, "\\`")
-    .replace(/\r?\n/g, " ");
+export function annotation(file: string, d: Diagnostic): string {
+  const props = [`file=${escapeProperty(printable(file))}`, ...position(d), `title=${escapeProperty(printable(d.rule))}`];
+  return `::${COMMAND[d.severity]} ${props.join(",")}::${escapeData(printable(messageWithSuggestion(d)))}`;
 }
 
-function stepSummary(results: readonly FileResult[]): string {
-  const sum = summarize(results);
-  const lines = [
-    "### pulse-validate",
-    "",
-    sum.errors > 0 ? `**${sum.errors} error(s)**, ${sum.warnings} warning(s) in ${sum.files} file(s)` : `${sum.files} file(s) valid, ${sum.warnings} warning(s)`,
-    "",
-    "| file | valid | errors | warnings | infos |",
-    "| --- | --- | --- | --- | --- |",
-  ];
-  for (const r of results) {
-    const count = (s: string) => r.diagnostics.filter((d) => d.severity === s).length;
-    lines.push(`| ${markdownCell(r.file)} | ${r.valid ? "yes" : "**no**"} | ${count("error")} | ${count("warning")} | ${count("info")} |`);
-  }
-  const all = results.flatMap((r) => r.diagnostics.map((d) => ({ file: r.file, d })));
-  if (all.length) {
-    lines.push("", "| location | severity | rule | message |", "| --- | --- | --- | --- |");
-    for (const { file, d } of all) {
-      const msg = d.suggestion ? `${d.message} (${d.suggestion})` : d.message;
-      lines.push(`| ${markdownCell(`${file}:${d.line}:${d.column}`)} | ${d.severity} | ${markdownCell(d.rule)} | ${markdownCell(msg)} |`);
-    }
-  }
-  return lines.join("\n") + "\n";
-}
-
-export function formatGithub(results: readonly FileResult[]): Report {
+export function formatGithub(results: readonly FileResult[]): { stdout: string; stepSummary: string } {
   const annotations = results.flatMap((r) => r.diagnostics.map((d) => annotation(r.file, d)));
   const stdout = (annotations.length ? annotations.join("\n") + "\n" : "") + formatCompact(results);
   return { stdout, stepSummary: stepSummary(results) };

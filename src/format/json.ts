@@ -1,13 +1,34 @@
 /**
- * The json format: a public contract (docs/validator-json-format.md). Keys are written in a
- * fixed order; optional keys are omitted, never null; `text` is never serialised.
+ * The json format, a public contract (docs/validator-json-format.md): keys in a fixed order,
+ * optional keys omitted rather than null, the source text never serialised. Changes within
+ * version 1 are additive only.
  */
-import { summarize, type Diagnostic, type FileResult } from "../validator/diagnostic.js";
+import { summarize, type Diagnostic, type FileResult, type RelatedLocation, type Summary } from "../validator/diagnostic.js";
 
 export const JSON_FORMAT_VERSION = 1;
 
-function diagnostic(d: Diagnostic): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+export interface JsonDiagnostic {
+  severity: Diagnostic["severity"];
+  rule: string;
+  message: string;
+  pointer: string;
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+  suggestion?: string;
+  related?: RelatedLocation[];
+}
+
+export interface JsonReport {
+  version: typeof JSON_FORMAT_VERSION;
+  files: { file: string; valid: boolean; diagnostics: JsonDiagnostic[] }[];
+  summary: Summary;
+}
+
+/** Built key by key, never spread, so the order is the documented one whatever the input holds. */
+function diagnostic(d: Diagnostic): JsonDiagnostic {
+  const out: JsonDiagnostic = {
     severity: d.severity,
     rule: d.rule,
     message: d.message,
@@ -22,11 +43,12 @@ function diagnostic(d: Diagnostic): Record<string, unknown> {
   return out;
 }
 
-export function jsonReport(results: readonly FileResult[]): unknown {
+export function jsonReport(results: readonly FileResult[]): JsonReport {
+  const s = summarize(results);
   return {
     version: JSON_FORMAT_VERSION,
     files: results.map((r) => ({ file: r.file, valid: r.valid, diagnostics: r.diagnostics.map(diagnostic) })),
-    summary: summarize(results),
+    summary: { files: s.files, valid: s.valid, invalid: s.invalid, errors: s.errors, warnings: s.warnings, infos: s.infos },
   };
 }
 

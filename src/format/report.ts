@@ -1,4 +1,8 @@
-/** The output formats of pulse-validate: pure functions from results to text. */
+/**
+ * The output formats of pulse-validate: pure functions from results to text. Every format sees
+ * the same view of the results: files by path, diagnostics by position, and under --quiet the
+ * errors only (the summary then counts what is shown).
+ */
 import type { FileResult, Severity } from "../validator/diagnostic.js";
 import { formatCompact } from "./compact.js";
 import { formatGithub } from "./github.js";
@@ -6,6 +10,7 @@ import { formatJson } from "./json.js";
 import { formatJunit } from "./junit.js";
 import { formatPretty } from "./pretty.js";
 import { formatSarif } from "./sarif.js";
+import { ordered } from "./text.js";
 
 export type FormatName = "pretty" | "compact" | "json" | "sarif" | "github" | "junit";
 export const FORMAT_NAMES: readonly FormatName[] = ["pretty", "compact", "json", "sarif", "github", "junit"];
@@ -18,11 +23,12 @@ export interface RuleHelp {
 }
 
 export interface ReportOptions {
-  /** ANSI colours (pretty only). */
+  /** ANSI colours (pretty only); false under NO_COLOR, --no-color, or when stdout is not a terminal. */
   color: boolean;
   toolVersion: string;
+  /** The rule catalogue, for SARIF's rules[] and help text. */
   rules: readonly RuleHelp[];
-  /** Errors only: warnings and infos are dropped from the output. */
+  /** --quiet: warnings and infos are dropped from the report. */
   quiet?: boolean;
 }
 
@@ -32,16 +38,18 @@ export interface Report {
   stepSummary?: string;
 }
 
-export function visible(results: readonly FileResult[], quiet: boolean | undefined): FileResult[] {
-  if (!quiet) return [...results];
-  return results.map((r) => ({ ...r, diagnostics: r.diagnostics.filter((d) => d.severity === "error") }));
+/** What the report shows: every diagnostic, or under quiet only the errors. */
+function visible(results: readonly FileResult[], quiet: boolean | undefined): FileResult[] {
+  const sorted = ordered(results);
+  if (!quiet) return sorted;
+  return sorted.map((r) => ({ ...r, diagnostics: r.diagnostics.filter((d) => d.severity === "error") }));
 }
 
 export function formatReport(format: FormatName, results: readonly FileResult[], options: ReportOptions): Report {
   const shown = visible(results, options.quiet);
   switch (format) {
     case "pretty":
-      return { stdout: formatPretty(shown, options) };
+      return { stdout: formatPretty(shown, { color: options.color, quiet: options.quiet === true }) };
     case "compact":
       return { stdout: formatCompact(shown) };
     case "json":
@@ -52,5 +60,7 @@ export function formatReport(format: FormatName, results: readonly FileResult[],
       return formatGithub(shown);
     case "junit":
       return { stdout: formatJunit(shown) };
+    default:
+      throw new Error(`unknown report format "${String(format satisfies never)}"`);
   }
 }

@@ -1,61 +1,115 @@
-/** SARIF 2.1.0, as GitHub code scanning and other SARIF viewers read it. */
-import type { FileResult, Severity } from "../validator/diagnostic.js";
-import { anchor } from "../validator/rules-doc.js";
-import type { ReportOptions } from "./report.js";
+/**
+ * SARIF 2.1.0, in the subset GitHub code scanning ingests: one run, the whole rule catalogue as
+ * tool.driver.rules (with the help text code scanning requires), one result per diagnostic with
+ * a region whose startLine is always present, and relative percent-encoded artifact URIs
+ * resolved against %SRCROOT%.
+ */
+import type { Diagnostic, FileResult, RelatedLocation, Severity } from "../validator/diagnostic.js";
+import { INFORMATION_URI, ruleHelpUri } from "./links.js";
+import type { RuleHelp } from "./report.js";
+import { messageWithSuggestion, wellFormed } from "./text.js";
 
-const INFO_URI = "https://github.com/opensentience/pulse";
+export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
+const SRCROOT = "%SRCROOT%";
 const LEVEL: Record<Severity, "error" | "warning" | "note"> = { error: "error", warning: "warning", info: "note" };
 
-/** A relative, forward-slash, percent-encoded URI reference (RFC 3986) for a file path. */
-export function fileUri(file: string): string {
-  const path = file.replace(/\\/g, "/").replace(/^\.\//, "");
-  const encoded = path
-    .split("/")
-    .map((seg) => encodeURIComponent(seg))
-    .join("/");
-  return path.startsWith("/") ? `file://${encoded}` : encoded;
+/**
+ * One path segment, percent-encoded: encodeURIComponent leaves only unreserved characters and
+ * the sub-delims `!'()*`, all of which RFC 3986 allows in a segment.
+ */
+function encodeSegment(segment: string): string {
+  return encodeURIComponent(wellFormed(segment));
 }
 
-export function formatSarif(results: readonly FileResult[], options: ReportOptions): string {
-  const ruleIndex = new Map(options.rules.map((r, i) => [r.id, i]));
-  const rules = options.rules.map((r) => ({
+/**
+ * A file path as a URI reference: forward slashes, each segment percent-encoded. Relative paths
+ * stay relative (resolved against %SRCROOT%); absolute ones become file: URIs.
+ */
+export function fileUri(file: string): { uri: string; uriBaseId?: string } {
+  const path = file.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+  if (/^[A-Za-z]:\//.test(path)) return { uri: `file:///${path.slice(0, 2)}/${path.slice(3).split("/").map(encodeSegment).join("/")}` };
+  const encoded = path.split("/").map(encodeSegment).join("/");
+  if (path.startsWith("/")) return { uri: `file://${encoded}` };
+  return { uri: encoded, uriBaseId: SRCROOT };
+}
+
+interface Region {
+  startLine: number;
+  startColumn?: number;
+  endLine?: number;
+  endColumn?: number;
+}
+
+/** GitHub requires startLine; a file-level diagnostic (line 0) is placed on the first line. */
+function region(d: Diagnostic): Region {
+  if (d.line < 1) return { startLine: 1 };
+  const r: Region = { startLine: d.line, startColumn: Math.max(d.column, 1) };
+  if (d.endLine >= d.line) {
+    r.endLine = d.endLine;
+    if (d.endColumn >= 1 && (d.endLine > d.line || d.endColumn >= (r.startColumn as number))) r.endColumn = d.endColumn;
+  }
+  return r;
+}
+
+function rulesOf(diagnostics: readonly Diagnostic[], catalogue: readonly RuleHelp[]): RuleHelp[] {
+  const rules = [...catalogue];
+  const known = new Set(rules.map((r) => r.id));
+  // A rule missing from the catalogue still gets a descriptor, so every ruleIndex resolves.
+  for (const d of diagnostics) {
+    if (known.has(d.rule)) continue;
+    known.add(d.rule);
+    rules.push({ id: d.rule, summary: d.rule, explanation: d.rule, defaultSeverity: d.severity });
+  }
+  return rules;
+}
+
+function descriptor(r: RuleHelp) {
+  return {
     id: r.id,
     shortDescription: { text: r.summary },
     fullDescription: { text: r.explanation },
     defaultConfiguration: { level: LEVEL[r.defaultSeverity] },
-    helpUri: `${INFO_URI}/blob/main/docs/rules.md#${anchor(r.id)}`,
-  }));
-  const relative = (file: string) => !fileUri(file).startsWith("file://");
+    helpUri: ruleHelpUri(r.id),
+    // Code scanning requires help text; explanations are plain text, so no markdown variant.
+    help: { text: r.explanation },
+  };
+}
+
+function relatedLocation(r: RelatedLocation, id: number) {
+  const physicalLocation: Record<string, unknown> = { artifactLocation: fileUri(r.file) };
+  if (r.line >= 1) physicalLocation.region = { startLine: r.line, startColumn: Math.max(r.column, 1) };
+  return { id, message: { text: r.message }, physicalLocation };
+}
+
+export function formatSarif(results: readonly FileResult[], options: { toolVersion: string; rules: readonly RuleHelp[] }): string {
+  const rules = rulesOf(results.flatMap((r) => r.diagnostics), options.rules);
+  const ruleIndex = new Map(rules.map((r, i) => [r.id, i]));
+  const artifactIndex = new Map<string, number>();
+  for (const r of results) if (!artifactIndex.has(r.file)) artifactIndex.set(r.file, artifactIndex.size);
+
   const sarifResults = results.flatMap((r) =>
     r.diagnostics.map((d) => {
-      const location: Record<string, unknown> = { uri: fileUri(r.file) };
-      if (relative(r.file)) location.uriBaseId = "%SRCROOT%";
       const result: Record<string, unknown> = {
         ruleId: d.rule,
+        ruleIndex: ruleIndex.get(d.rule),
         level: LEVEL[d.severity],
-        message: { text: d.suggestion ? `${d.message} (${d.suggestion})` : d.message },
-        locations: [
-          {
-            physicalLocation: {
-              artifactLocation: location,
-              region: { startLine: d.line, startColumn: d.column, endLine: d.endLine, endColumn: d.endColumn },
-            },
-          },
-        ],
+        message: { text: messageWithSuggestion(d) },
+        locations: [{ physicalLocation: { artifactLocation: { ...fileUri(r.file), index: artifactIndex.get(r.file) }, region: region(d) } }],
       };
-      const index = ruleIndex.get(d.rule);
-      if (index !== undefined) result.ruleIndex = index;
-      if (d.pointer) result.properties = { pointer: d.pointer };
+      if (d.related?.length) result.relatedLocations = d.related.map((rel, i) => relatedLocation(rel, i + 1));
+      result.properties = { pointer: d.pointer };
       return result;
     }),
   );
+
   const log = {
-    $schema: "https://json.schemastore.org/sarif-2.1.0.json",
+    $schema: SARIF_SCHEMA,
     version: "2.1.0",
     runs: [
       {
-        tool: { driver: { name: "pulse-validate", version: options.toolVersion, informationUri: INFO_URI, rules } },
-        artifacts: results.map((r) => ({ location: relative(r.file) ? { uri: fileUri(r.file), uriBaseId: "%SRCROOT%" } : { uri: fileUri(r.file) } })),
+        tool: { driver: { name: "pulse-validate", version: options.toolVersion, informationUri: INFORMATION_URI, rules: rules.map(descriptor) } },
+        columnKind: "utf16CodeUnits",
+        artifacts: [...artifactIndex.keys()].map((file) => ({ location: fileUri(file) })),
         results: sarifResults,
       },
     ],

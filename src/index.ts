@@ -1,0 +1,13 @@
+/**
+ * pulse: the PULSE (OS-010 v0.1) reference runtime, validator and conformance toolkit.
+ * The runtime (createRuntime), the validator (validateSources, validateValue), the substrate
+ * contracts and registry, and the manifest and token types.
+ */
+export * from "./runtime/index.js";
+export { validateSources, validateValue, type ValidateOptions } from "./validator/validate.js";
+export type { Diagnostic, FileResult, Severity } from "./validator/diagnostic.js";
+export { readSource, parseSourceText, type ManifestSource } from "./source/load.js";
+export * from "./substrates/contracts.js";
+export { SubstrateRegistry, type SubstrateFactory } from "./substrates/registry.js";
+export type * from "./manifest/types.js";
+export type * from "./tokens/types.js";

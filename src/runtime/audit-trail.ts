@@ -1,0 +1,62 @@
+/**
+ * The audit events of one iteration (§7.3): every phase transition, substrate mutation and signal
+ * is appended exactly once, with trace_id, phase_id, timestamp and signature, numbered 0, 1, 2, …
+ * without gaps. Event ids are `<trace_id>-<seq>`, so an append retried after a lost response is
+ * recognised by the audit substrate instead of written twice.
+ */
+import type { AuditEvent, AuditSubstrate } from "../substrates/contracts.js";
+import type { CircuitBreaker } from "./circuit-breaker.js";
+import type { Clock } from "./clock.js";
+import { guarded } from "./phase-scope.js";
+
+export class AuditTrail {
+  private seq = 0;
+  /** Transitions already audited in this iteration: a replayed call adds none. */
+  private readonly transitions = new Set<string>();
+
+  constructor(
+    private readonly audit: AuditSubstrate,
+    private readonly breaker: CircuitBreaker,
+    private readonly clock: Clock,
+    readonly loopId: string,
+    readonly workspaceId: string,
+    readonly traceId: string,
+  ) {}
+
+  get count(): number {
+    return this.seq;
+  }
+
+  async append(eventType: string, phaseId: string | null, signature: string, data?: Record<string, unknown>): Promise<AuditEvent> {
+    const event: AuditEvent = {
+      event_id: `${this.traceId}-${this.seq}`,
+      event_type: eventType,
+      trace_id: this.traceId,
+      loop_id: this.loopId,
+      phase_id: phaseId,
+      workspace_id: this.workspaceId,
+      timestamp: new Date(this.clock.now()).toISOString(),
+      signature,
+      seq: this.seq,
+    };
+    if (data) event.data = data;
+    // The number is taken only once the substrate has the event: a failed append leaves no gap.
+    await guarded(this.breaker, () => this.audit.append_event({ event }, { trace_id: this.traceId, workspace_id: this.workspaceId }));
+    this.seq++;
+    return event;
+  }
+
+  /** Appends a phase transition unless this exact transition was audited already. */
+  async transition(eventType: string, phaseId: string, signature: string, data?: Record<string, unknown>): Promise<boolean> {
+    const key = `${eventType} ${phaseId} ${signature}`;
+    if (this.transitions.has(key)) return false;
+    await this.append(eventType, phaseId, signature, data);
+    this.transitions.add(key);
+    return true;
+  }
+
+  /** Events a handler appended during its phase, renumbered into this iteration's sequence. */
+  async appendHeld(events: readonly AuditEvent[]): Promise<void> {
+    for (const e of events) await this.append(e.event_type, e.phase_id, e.signature, e.data);
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * All runtime timing goes through a Clock, so tests and the conformance suite run on virtual
+ * time: backoff, timeouts, circuit cooldowns and (in the host) cadences.
+ */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after ms; rejects with the signal's reason when aborted first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    }),
+};
+
+interface Timer {
+  at: number;
+  seq: number;
+  resolve: () => void;
+}
+
+/** Let every pending promise callback run (setImmediate fires after the microtask queue drains). */
+export const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Time that moves only when told to. `advance(ms)` fires due timers in order, letting the code
+ * each one wakes run (and schedule further timers) before the next fires.
+ */
+export class VirtualClock implements Clock {
+  private time: number;
+  private seq = 0;
+  private timers: Timer[] = [];
+
+  constructor(start = Date.UTC(2026, 0, 1)) {
+    this.time = start;
+  }
+
+  now(): number {
+    return this.time;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer: Timer = {
+        at: this.time + Math.max(0, ms),
+        seq: this.seq++,
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        this.timers = this.timers.filter((t) => t !== timer);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.timers.push(timer);
+    });
+  }
+
+  /** Number of timers waiting. */
+  get pending(): number {
+    return this.timers.length;
+  }
+
+  /** The time of the next timer, if any. */
+  nextAt(): number | undefined {
+    let next: number | undefined;
+    for (const t of this.timers) if (next === undefined || t.at < next) next = t.at;
+    return next;
+  }
+
+  async advance(ms: number): Promise<void> {
+    const target = this.time + ms;
+    await settle();
+    for (;;) {
+      const due = this.takeNext(target);
+      if (!due) break;
+      this.time = due.at;
+      due.resolve();
+      await settle();
+    }
+    this.time = target;
+    await settle();
+  }
+
+  /** Advances to each next timer until none is left or `limitMs` has passed. */
+  async runAll(limitMs = 24 * 3600_000): Promise<void> {
+    const end = this.time + limitMs;
+    await settle();
+    for (let next = this.nextAt(); next !== undefined && next <= end; next = this.nextAt()) await this.advance(next - this.time);
+  }
+
+  private takeNext(target: number): Timer | undefined {
+    let best = -1;
+    for (let i = 0; i < this.timers.length; i++) {
+      const t = this.timers[i] as Timer;
+      if (t.at > target) continue;
+      const b = this.timers[best];
+      if (best < 0 || t.at < (b as Timer).at || (t.at === (b as Timer).at && t.seq < (b as Timer).seq)) best = i;
+    }
+    return best < 0 ? undefined : this.timers.splice(best, 1)[0];
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * Runs one phase of one iteration (§5): signature, idempotent replay, policy and permission
+ * before an act, the handler under its timeout, the invariants on its output, then commit, or
+ * rollback and the phase's failure directive (retry with exponential backoff on the clock).
+ * The runner decides; the executor records the transition.
+ */
+import type { SubstrateSet } from "../substrates/contracts.js";
+import type { Span } from "@opentelemetry/api";
+import type { Clock } from "./clock.js";
+import type { CompiledLoop, CompiledPhase, FailureDirective } from "./compiled-loop.js";
+import { canonicalJson } from "./canonical-json.js";
+import { HandlerError, InvariantViolation, isRetryable, NoHandlerError, PermissionDeniedError, PhaseTimeoutError, PolicyDeniedError, PulseError } from "./errors.js";
+import type { EventStream } from "./events.js";
+import type { IdempotencyCache, IdempotencyEntry } from "./idempotency.js";
+import { PhaseScope, guarded, type Breakers } from "./phase-scope.js";
+import { phaseSignature } from "./signature.js";
+import type { TokenLedger } from "./tokens.js";
+import { checkFeedbackPath, checkKappaRouting, checkOutcomeGrounding, checkQuorum } from "./invariants.js";
+import { endSpan, startPhaseSpan } from "./tracing.js";
+import type { Token } from "../tokens/types.js";
+
+export interface PhaseContext {
+  input: unknown;
+  phase: CompiledPhase["phase"];
+  loop_id: string;
+  workspace_id: string;
+  trace_id: string;
+  /** 1-based iteration number in this workspace. */
+  iteration: number;
+  /** 0 for the first attempt, then 1, 2, … on retries. */
+  attempt: number;
+  signature: string;
+  /** Aborted when the phase times out or the host stops. */
+  signal: AbortSignal;
+  substrates: SubstrateSet;
+  /** Tokens seen so far in this iteration (latest of each kind). */
+  tokens: readonly Token[];
+  clock: Clock;
+}
+
+export type PhaseHandler = (ctx: PhaseContext) => unknown;
+
+export interface ActRecord {
+  phase_id: string;
+  action_id: string;
+  causal_parent_ids: string[];
+}
+
+/** What an iteration knows while it runs; discarded when it ends. */
+export interface IterationContext {
+  traceId: string;
+  workspaceId: string;
+  number: number;
+  tokens: TokenLedger;
+  acts: ActRecord[];
+  /** Invariant violations not yet written to the audit trail. */
+  violations: InvariantViolation[];
+  span: Span;
+  /** Recently committed acts of the workspace: a learn may ground on an OutcomeSignal about one. */
+  knownAction: (actionId: string) => boolean;
+}
+
+export type PhaseOutcome =
+  | { kind: "completed"; output: unknown; signature: string; replayed: boolean; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number }
+  | { kind: "failed"; error: PulseError; signature: string; directive: FailureDirective | "fail" };
+
+export interface RunnerOptions {
+  loop: CompiledLoop;
+  substrates: SubstrateSet;
+  breakers: Breakers;
+  clock: Clock;
+  events: EventStream;
+  idempotency: IdempotencyCache;
+  quorumThreshold: number;
+  agentId: string;
+  retry: { baseMs: number; maxMs: number };
+  resolveHandler: (phase: CompiledPhase) => PhaseHandler | undefined;
+  measureSizes: boolean;
+  onViolation: (violation: InvariantViolation, iteration: IterationContext) => void;
+}
+
+function asPulseError(phaseId: string, error: unknown): PulseError {
+  return error instanceof PulseError ? error : new HandlerError(phaseId, error);
+}
+
+export class PhaseRunner {
+  constructor(private readonly o: RunnerOptions) {}
+
+  backoff(attempt: number): number {
+    return Math.min(this.o.retry.maxMs, this.o.retry.baseMs * 2 ** attempt);
+  }
+
+  async run(phase: CompiledPhase, input: unknown, it: IterationContext): Promise<PhaseOutcome> {
+    const { loop } = this.o;
+    let signature = "";
+    try {
+      signature = phaseSignature({ loop_id: loop.loopId, phase_id: phase.id, workspace_id: it.workspaceId, inputs: input }, phase.recipe);
+      it.tokens.observe(input, `phase ${phase.id} input`);
+      checkFeedbackPath(loop, phase, input, it);
+    } catch (error) {
+      return this.fail(phase, signature, asPulseError(phase.id, error), it);
+    }
+
+    if (phase.idempotent) {
+      const cached = this.o.idempotency.get(it.workspaceId, signature) ?? (await this.o.idempotency.running(it.workspaceId, signature));
+      if (cached) return this.replay(phase, signature, cached, it);
+      const done = this.attempts(phase, input, signature, it);
+      this.o.idempotency.track(
+        it.workspaceId,
+        signature,
+        done.then((o) => (o.kind === "completed" ? this.o.idempotency.get(it.workspaceId, signature) : undefined)),
+      );
+      return done;
+    }
+    return this.attempts(phase, input, signature, it);
+  }
+
+  private replay(phase: CompiledPhase, signature: string, entry: IdempotencyEntry, it: IterationContext): PhaseOutcome {
+    // The identical output, without running the handler or touching a substrate (§5.2).
+    const output = JSON.parse(entry.canonical) as unknown;
+    it.tokens.observe(output, `phase ${phase.id} output`);
+    const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: true, mutations: [], heldAudit: [] };
+    if (phase.kind === "route") Object.assign(outcome, this.route(phase, output));
+    return outcome;
+  }
+
+  private async attempts(phase: CompiledPhase, input: unknown, signature: string, it: IterationContext): Promise<PhaseOutcome> {
+    const handler = this.o.resolveHandler(phase);
+    if (!handler) return this.fail(phase, signature, new NoHandlerError(this.o.loop.loopId, phase.id, phase.kind), it);
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.attempt(phase, handler, input, signature, attempt, it);
+      if (result.kind === "completed") return result;
+      const { error } = result;
+      if (phase.onFailure === "retry" && attempt < phase.maxRetries && isRetryable(error)) {
+        const delay = this.backoff(attempt);
+        if (this.o.events.active) {
+          this.o.events.emit({ type: "phase.retrying", loop_id: this.o.loop.loopId, workspace_id: it.workspaceId, trace_id: it.traceId, phase_id: phase.id, attempt: attempt + 1, delay_ms: delay, error: { code: error.code, message: error.message }, at: this.o.clock.now() });
+        }
+        await this.o.clock.sleep(delay);
+        continue;
+      }
+      return result;
+    }
+  }
+
+  private async attempt(phase: CompiledPhase, handler: PhaseHandler, input: unknown, signature: string, attempt: number, it: IterationContext): Promise<PhaseOutcome> {
+    const { loop, clock, events } = this.o;
+    const controller = new AbortController();
+    const scope = new PhaseScope(this.o.substrates, this.o.breakers, {
+      loopId: loop.loopId,
+      phaseId: phase.id,
+      kind: phase.kind,
+      traceId: it.traceId,
+      workspaceId: it.workspaceId,
+      signal: controller.signal,
+      feedbackImmutability: loop.invariants.feedback_immutability,
+      traceIdPropagation: loop.invariants.trace_id_propagation,
+      observe: (value, where) => it.tokens.observe(value, where),
+      onViolation: (v) => this.o.onViolation(v, it),
+    });
+    const span = startPhaseSpan(it.span, `pulse.phase ${phase.id}`, { "pulse.loop_id": loop.loopId, "pulse.phase_id": phase.id, "pulse.phase_kind": phase.kind, "pulse.attempt": attempt });
+    if (events.active) events.emit({ type: "phase.started", loop_id: loop.loopId, workspace_id: it.workspaceId, trace_id: it.traceId, phase_id: phase.id, attempt, at: clock.now() });
+    try {
+      if (phase.kind === "act") await this.authorize(phase, input, it);
+      const ctx: PhaseContext = {
+        input,
+        phase: phase.phase,
+        loop_id: loop.loopId,
+        workspace_id: it.workspaceId,
+        trace_id: it.traceId,
+        iteration: it.number,
+        attempt,
+        signature,
+        signal: controller.signal,
+        substrates: scope.substrates,
+        tokens: it.tokens.all(),
+        clock,
+      };
+      const raw = await this.withTimeout(phase, handler, ctx, controller);
+      const output = raw === undefined ? null : raw;
+      const canonical = canonicalJson(output);
+      it.tokens.observe(output, `phase ${phase.id} output`);
+      const routing = phase.kind === "route" ? this.route(phase, output) : {};
+      if (phase.kind === "route") checkKappaRouting(loop, phase, routing.decision, it);
+      let act: ActRecord | undefined;
+      if (phase.kind === "act") {
+        act = checkOutcomeGrounding(loop, phase, output, signature);
+        checkQuorum(loop, phase, this.o.quorumThreshold, it);
+      }
+      await scope.commit();
+      if (phase.idempotent) this.o.idempotency.set(it.workspaceId, signature, { output, canonical });
+      if (act) it.acts.push(act);
+      endSpan(span);
+      const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: false, mutations: scope.mutations, heldAudit: scope.pendingAudit, ...routing };
+      if (act) outcome.act = act;
+      if (this.o.measureSizes) {
+        outcome.inputSize = input === undefined ? 0 : canonicalJson(input).length;
+        outcome.outputSize = canonical.length;
+      }
+      return outcome;
+    } catch (error) {
+      controller.abort();
+      await scope.rollback();
+      const e = asPulseError(phase.id, error);
+      endSpan(span, { code: e.code, message: e.message });
+      if (e instanceof InvariantViolation) this.o.onViolation(e, it);
+      return { kind: "failed", error: e, signature, directive: phase.onFailure ?? "fail" };
+    } finally {
+      scope.close();
+    }
+  }
+
+  private async withTimeout(phase: CompiledPhase, handler: PhaseHandler, ctx: PhaseContext, controller: AbortController): Promise<unknown> {
+    if (phase.timeoutMs === undefined) return handler(ctx);
+    const timer = new AbortController();
+    const timeout = this.o.clock.sleep(phase.timeoutMs, timer.signal).then(
+      () => {
+        controller.abort(new PhaseTimeoutError(phase.id, phase.timeoutMs as number));
+        throw new PhaseTimeoutError(phase.id, phase.timeoutMs as number);
+      },
+      () => undefined,
+    );
+    try {
+      return await Promise.race([Promise.resolve().then(() => handler(ctx)), timeout]);
+    } finally {
+      timer.abort();
+    }
+  }
+
+  /** §2, §9.2, §9.4: every act passes the policy substrate and the auth substrate first. */
+  private async authorize(phase: CompiledPhase, input: unknown, it: IterationContext): Promise<void> {
+    const agentId = typeof (input as { agent_id?: unknown })?.agent_id === "string" ? (input as { agent_id: string }).agent_id : this.o.agentId;
+    const action = phase.phase.policy_check ?? `${this.o.loop.loopId}.${phase.id}`;
+    const ctx = { trace_id: it.traceId, workspace_id: it.workspaceId };
+    const policy = await guarded(this.o.breakers.policy, () => this.o.substrates.policy.check_policy({ actor: agentId, action, resource: `loop:${this.o.loop.loopId}/phase:${phase.id}` }, ctx));
+    if (policy?.decision !== "allow") throw new PolicyDeniedError(phase.id, action, policy?.reason);
+    const operation = `act:${phase.id}`;
+    const permission = await guarded(this.o.breakers.auth, () => this.o.substrates.auth.permission_check({ agent_id: agentId, operation }, ctx));
+    if (permission !== "allow") throw new PermissionDeniedError(phase.id, agentId, operation);
+  }
+
+  /** §5.3: a route phase's output names where the iteration goes (`next`) and what it decided. */
+  private route(phase: CompiledPhase, output: unknown): { routedTo?: string; decision?: string } {
+    const o = (output ?? {}) as { next?: unknown; decision?: unknown; routing?: unknown };
+    const decision = typeof o.decision === "string" ? o.decision : typeof o.routing === "string" ? o.routing : undefined;
+    let routedTo: string | undefined;
+    if (typeof o.next === "string") {
+      if (!phase.routeTargets.includes(o.next)) {
+        throw new PulseError("ROUTE_INVALID", `route phase ${phase.id} chose next "${o.next}", which its outputs.to does not name (${phase.routeTargets.map((t) => `phase:${t}`).join("|") || "no phase"}) (§5.3)`);
+      }
+      routedTo = o.next;
+    } else if (phase.routeTargets.length === 1) {
+      routedTo = phase.routeTargets[0];
+    }
+    const result: { routedTo?: string; decision?: string } = {};
+    if (routedTo !== undefined) result.routedTo = routedTo;
+    if (decision !== undefined) result.decision = decision;
+    return result;
+  }
+
+  private fail(phase: CompiledPhase, signature: string, error: PulseError, it: IterationContext): PhaseOutcome {
+    if (error instanceof InvariantViolation) this.o.onViolation(error, it);
+    return { kind: "failed", error, signature, directive: phase.onFailure ?? "fail" };
+  }
+}

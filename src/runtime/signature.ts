@@ -1,0 +1,75 @@
+/**
+ * Phase signatures (§5.6, decisions.md): BLAKE3-256 over the RFC 8785 canonical JSON of
+ * `{loop_id, phase_id, workspace_id, inputs}`, written `blake3:<64 hex>`, with `inputs` narrowed
+ * by the phase's recipe (`hash(query, workspace_id, k)`) when it has one. The signature is the
+ * idempotency key and the CloudEvents deduplication key.
+ *
+ * BLAKE3 comes from hash-wasm (WebAssembly, ~1 µs for a typical input; @noble/hashes takes
+ * ~7 µs, and signatures are computed for every phase). Call `initSignatures()` once first.
+ */
+import { createBLAKE3, type IHasher } from "hash-wasm";
+import type { SignatureRecipe } from "../grammar/signature-recipe.js";
+import { canonicalJson } from "./canonical-json.js";
+
+let hasher: IHasher | undefined;
+let loading: Promise<void> | undefined;
+
+export function initSignatures(): Promise<void> {
+  loading ??= createBLAKE3(256).then((h) => {
+    hasher = h;
+  });
+  return loading;
+}
+
+/** BLAKE3-256 of UTF-8 text (or bytes), as 64 lowercase hex digits. */
+export function blake3Hex(data: string | Uint8Array): string {
+  if (!hasher) throw new Error("initSignatures() must complete before signatures are computed");
+  hasher.init();
+  hasher.update(data);
+  return hasher.digest("hex");
+}
+
+export function signatureOf(value: unknown): string {
+  return `blake3:${blake3Hex(canonicalJson(value))}`;
+}
+
+function readPath(input: unknown, path: readonly string[]): unknown {
+  let v = input;
+  for (const key of path) {
+    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, key)) return null;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v === undefined ? null : v;
+}
+
+/**
+ * The inputs a recipe names, as `{ "<path>": value }`. A field the input lacks enters as null;
+ * `workspace_id` falls back to the workspace the phase runs in.
+ */
+export function narrowInputs(inputs: unknown, recipe: SignatureRecipe | undefined, workspaceId: string): unknown {
+  if (!recipe) return inputs === undefined ? null : inputs;
+  const out: Record<string, unknown> = {};
+  for (const field of recipe.fields) {
+    const key = field.path.join(".");
+    let value = readPath(inputs, field.path);
+    if (value === null && key === "workspace_id") value = workspaceId;
+    out[key] = value;
+  }
+  return out;
+}
+
+export interface SignatureSubject {
+  loop_id: string;
+  phase_id: string;
+  workspace_id: string;
+  inputs: unknown;
+}
+
+export function phaseSignature(subject: SignatureSubject, recipe?: SignatureRecipe): string {
+  return signatureOf({
+    loop_id: subject.loop_id,
+    phase_id: subject.phase_id,
+    workspace_id: subject.workspace_id,
+    inputs: narrowInputs(subject.inputs, recipe, subject.workspace_id),
+  });
+}

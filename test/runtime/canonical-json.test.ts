@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import canonicalize from "canonicalize";
+import { canonicalJson } from "../../src/runtime/canonical-json.js";
+
+describe("canonicalJson (RFC 8785)", () => {
+  it("is byte-identical to the canonicalize package on arbitrary JSON", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        expect(canonicalJson(value)).toBe((canonicalize as (v: unknown) => string)(value));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("sorts keys by UTF-16 code units and writes numbers in ECMAScript shortest form", () => {
+    expect(canonicalJson({ "\u20ac": 1, "\r": 2, "\ud83d\ude00": 3, a: 4, B: 5 })).toBe('{"\\r":2,"B":5,"a":4,"€":1,"😀":3}');
+    expect(canonicalJson([1e21, 1e-7, -0, 0.1 + 0.2, 100, 4.5])).toBe("[1e+21,1e-7,0,0.30000000000000004,100,4.5]");
+  });
+
+  it("round-trips: parsing canonical JSON and canonicalising again is the identity", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const once = canonicalJson(value);
+        expect(canonicalJson(JSON.parse(once))).toBe(once);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("drops undefined properties like JSON.stringify, honours toJSON, refuses other objects", () => {
+    expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b":1}');
+    expect(canonicalJson({ at: new Date(0) })).toBe('{"at":"1970-01-01T00:00:00.000Z"}');
+    expect(() => canonicalJson({ s: new Set([1]) })).toThrow(/Set/);
+    expect(canonicalJson(Object.assign(Object.create(null), { z: 1, a: 2 }))).toBe('{"a":2,"z":1}');
+  });
+});
