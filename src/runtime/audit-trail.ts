@@ -9,6 +9,18 @@ import type { CircuitBreaker } from "./circuit-breaker.js";
 import type { Clock } from "./clock.js";
 import { guarded } from "./phase-scope.js";
 
+let isoAt = NaN;
+let iso = "";
+
+/** RFC 3339 time of a clock reading; consecutive events usually share a millisecond. */
+function timestamp(ms: number): string {
+  if (ms !== isoAt) {
+    isoAt = ms;
+    iso = new Date(ms).toISOString();
+  }
+  return iso;
+}
+
 export class AuditTrail {
   private seq = 0;
   /** Transitions already audited in this iteration: a replayed call adds none. */
@@ -35,7 +47,7 @@ export class AuditTrail {
       loop_id: this.loopId,
       phase_id: phaseId,
       workspace_id: this.workspaceId,
-      timestamp: new Date(this.clock.now()).toISOString(),
+      timestamp: timestamp(this.clock.now()),
       signature,
       seq: this.seq,
     };
@@ -55,8 +67,12 @@ export class AuditTrail {
     return true;
   }
 
-  /** Events a handler appended during its phase, renumbered into this iteration's sequence. */
-  async appendHeld(events: readonly AuditEvent[]): Promise<void> {
-    for (const e of events) await this.append(e.event_type, e.phase_id, e.signature, e.data);
+  /**
+   * Events a handler appended during its phase (its own event types, such as §4's
+   * `audit_event: node.created`), renumbered into this iteration's sequence and attributed to the
+   * phase and its signature.
+   */
+  async appendHeld(events: readonly AuditEvent[], phaseId: string, signature: string): Promise<void> {
+    for (const e of events) await this.append(e.event_type, phaseId, signature, e.data);
   }
 }

@@ -11,39 +11,61 @@ export class CanonicalJsonError extends Error {
 
 export const MAX_CANONICAL_DEPTH = 128;
 
-export function canonicalJson(value: unknown): string {
-  return write(value, 0, "$");
+/** Thrown inside the writer; the path is assembled only while a refusal unwinds. */
+class Refusal {
+  readonly segments: string[] = [];
+  constructor(readonly what: string) {}
 }
 
-function write(value: unknown, depth: number, path: string): string {
+export function canonicalJson(value: unknown): string {
+  try {
+    return write(value, 0);
+  } catch (error) {
+    if (error instanceof Refusal) throw new CanonicalJsonError(`$${error.segments.reverse().join("")} ${error.what}`);
+    throw error;
+  }
+}
+
+function within(segment: string, value: unknown, depth: number): string {
+  try {
+    return write(value, depth);
+  } catch (error) {
+    if (error instanceof Refusal) error.segments.push(segment);
+    throw error;
+  }
+}
+
+function write(value: unknown, depth: number): string {
   switch (typeof value) {
     case "string":
       return JSON.stringify(value);
     case "number":
-      if (!Number.isFinite(value)) throw new CanonicalJsonError(`${path} is ${value}, which JSON cannot represent`);
+      if (!Number.isFinite(value)) throw new Refusal(`is ${value}, which JSON cannot represent`);
       return JSON.stringify(value);
     case "boolean":
       return value ? "true" : "false";
     case "object": {
       if (value === null) return "null";
-      if (depth >= MAX_CANONICAL_DEPTH) throw new CanonicalJsonError(`${path} nests deeper than ${MAX_CANONICAL_DEPTH} levels (a cycle?)`);
+      if (depth >= MAX_CANONICAL_DEPTH) throw new Refusal(`nests deeper than ${MAX_CANONICAL_DEPTH} levels (a cycle?)`);
       if (Array.isArray(value)) {
         let out = "[";
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out += ",";
           const item = value[i];
           if (item === undefined || typeof item === "function" || typeof item === "symbol") {
-            throw new CanonicalJsonError(`${path}[${i}] is ${item === undefined ? "undefined" : typeof item}, which JSON cannot represent`);
+            const refusal = new Refusal(`is ${item === undefined ? "undefined" : `a ${typeof item}`}, which JSON cannot represent`);
+            refusal.segments.push(`[${i}]`);
+            throw refusal;
           }
-          out += write(item, depth + 1, `${path}[${i}]`);
+          out += within(`[${i}]`, item, depth + 1);
         }
         return out + "]";
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) {
         const toJSON = (value as { toJSON?: unknown }).toJSON;
-        if (typeof toJSON === "function") return write(toJSON.call(value), depth + 1, path);
-        throw new CanonicalJsonError(`${path} is a ${proto?.constructor?.name ?? "non-plain object"}, not plain JSON data`);
+        if (typeof toJSON === "function") return write(toJSON.call(value), depth + 1);
+        throw new Refusal(`is a ${proto?.constructor?.name ?? "non-plain object"}, not plain JSON data`);
       }
       const keys = Object.keys(value).sort();
       let out = "{";
@@ -52,15 +74,19 @@ function write(value: unknown, depth: number, path: string): string {
         const item = (value as Record<string, unknown>)[key];
         // As JSON.stringify does: a property whose value is undefined is absent.
         if (item === undefined) continue;
-        if (typeof item === "function" || typeof item === "symbol") throw new CanonicalJsonError(`${path}.${key} is a ${typeof item}, which JSON cannot represent`);
-        out += (first ? "" : ",") + JSON.stringify(key) + ":" + write(item, depth + 1, `${path}.${key}`);
+        if (typeof item === "function" || typeof item === "symbol") {
+          const refusal = new Refusal(`is a ${typeof item}, which JSON cannot represent`);
+          refusal.segments.push(`.${key}`);
+          throw refusal;
+        }
+        out += (first ? "" : ",") + JSON.stringify(key) + ":" + within(`.${key}`, item, depth + 1);
         first = false;
       }
       return out + "}";
     }
     case "undefined":
-      throw new CanonicalJsonError(`${path} is undefined, which JSON cannot represent`);
+      throw new Refusal("is undefined, which JSON cannot represent");
     default:
-      throw new CanonicalJsonError(`${path} is a ${typeof value}, which JSON cannot represent`);
+      throw new Refusal(`is a ${typeof value}, which JSON cannot represent`);
   }
 }

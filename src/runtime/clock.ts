@@ -7,10 +7,16 @@ export interface Clock {
   now(): number;
   /** Resolves after ms; rejects with the signal's reason when aborted first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `fire` after ms unless the returned cancel function is called first. */
+  timer(ms: number, fire: () => void): () => void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  timer: (ms, fire) => {
+    const t = setTimeout(fire, Math.max(0, ms));
+    return () => clearTimeout(t);
+  },
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
@@ -70,6 +76,14 @@ export class VirtualClock implements Clock {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.timers.push(timer);
     });
+  }
+
+  timer(ms: number, fire: () => void): () => void {
+    const timer: Timer = { at: this.time + Math.max(0, ms), seq: this.seq++, resolve: fire };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
   }
 
   /** Number of timers waiting. */

@@ -2,7 +2,10 @@
  * §5.2: an idempotent phase invoked again with the same signature returns the identical output
  * without re-running side effects, including while the first invocation is still running
  * (concurrent duplicates wait for it). One cache per workspace, so no workspace sees another's
- * outputs; each is bounded (least recently used entries go first) so memory stays flat.
+ * outputs; each is bounded so memory stays flat. Bounded by two generations rather than an exact
+ * LRU list: entries go into the young map; when it is full it becomes the old map and the
+ * previous old map is dropped; a hit in the old map moves the entry back to the young one.
+ * Everything used within the last `max/2` insertions survives, with no per-hit reordering.
  */
 export interface IdempotencyEntry {
   output: unknown;
@@ -10,32 +13,45 @@ export interface IdempotencyEntry {
   canonical: string;
 }
 
-export class IdempotencyCache {
-  private readonly workspaces = new Map<string, Map<string, IdempotencyEntry>>();
-  private readonly inflight = new Map<string, Promise<IdempotencyEntry | undefined>>();
+interface Generations {
+  young: Map<string, IdempotencyEntry>;
+  old: Map<string, IdempotencyEntry>;
+}
 
-  constructor(readonly maxEntriesPerWorkspace = 10_000) {}
+export class IdempotencyCache {
+  private readonly workspaces = new Map<string, Generations>();
+  private readonly inflight = new Map<string, Promise<IdempotencyEntry | undefined>>();
+  private readonly generationSize: number;
+
+  constructor(readonly maxEntriesPerWorkspace = 10_000) {
+    this.generationSize = Math.max(1, Math.floor(maxEntriesPerWorkspace / 2));
+  }
 
   get(workspace: string, signature: string): IdempotencyEntry | undefined {
-    const entries = this.workspaces.get(workspace);
-    const entry = entries?.get(signature);
-    if (entry && entries) {
-      // Refresh recency: Map iteration order is insertion order.
-      entries.delete(signature);
-      entries.set(signature, entry);
-    }
-    return entry;
+    const g = this.workspaces.get(workspace);
+    if (!g) return undefined;
+    const young = g.young.get(signature);
+    if (young) return young;
+    const old = g.old.get(signature);
+    if (old) this.put(g, signature, old);
+    return old;
   }
 
   set(workspace: string, signature: string, entry: IdempotencyEntry): void {
-    let entries = this.workspaces.get(workspace);
-    if (!entries) {
-      entries = new Map();
-      this.workspaces.set(workspace, entries);
+    let g = this.workspaces.get(workspace);
+    if (!g) {
+      g = { young: new Map(), old: new Map() };
+      this.workspaces.set(workspace, g);
     }
-    entries.delete(signature);
-    entries.set(signature, entry);
-    if (entries.size > this.maxEntriesPerWorkspace) entries.delete(entries.keys().next().value as string);
+    this.put(g, signature, entry);
+  }
+
+  private put(g: Generations, signature: string, entry: IdempotencyEntry): void {
+    if (g.young.size >= this.generationSize) {
+      g.old = g.young;
+      g.young = new Map();
+    }
+    g.young.set(signature, entry);
   }
 
   /** The running invocation with this signature, if any. */
@@ -53,7 +69,9 @@ export class IdempotencyCache {
     done.then(clear, clear);
   }
 
+  /** Entries held for the workspace (an entry promoted from the old generation may count twice). */
   size(workspace: string): number {
-    return this.workspaces.get(workspace)?.size ?? 0;
+    const g = this.workspaces.get(workspace);
+    return g ? g.young.size + g.old.size : 0;
   }
 }

@@ -36,6 +36,8 @@ export interface IterationRequest {
   entry?: string;
   /** Tokens that reached this iteration from outside (a signal, an inner loop's result). */
   tokens?: Token[];
+  /** The agent on whose behalf the iteration acts (policy actor, auth agent): else input.agent_id, else the runtime's. */
+  agentId?: string;
 }
 
 export interface PhaseReport {
@@ -147,7 +149,6 @@ export class Loop {
       events: this.events,
       idempotency: o.idempotency,
       quorumThreshold: o.quorumThreshold,
-      agentId: o.agentId,
       retry: o.retry,
       resolveHandler: (phase) => this.handlers.get(phase.id) ?? o.resolveHandler(this, phase),
       measureSizes: this.telemetryRecorder.measureSizes,
@@ -234,11 +235,12 @@ export class Loop {
     return run;
   }
 
-  private context(ws: WorkspaceState, workspaceId: string, traceId: string, number: number, span: Span): IterationContext {
+  private context(ws: WorkspaceState, workspaceId: string, traceId: string, number: number, span: Span, agentId: string): IterationContext {
     return {
       traceId,
       workspaceId,
       number,
+      agentId,
       tokens: new TokenLedger(),
       acts: [],
       violations: [],
@@ -259,7 +261,7 @@ export class Loop {
     const number = ++ws.iterations;
     const startedAt = clock.now();
     const span = startIterationSpan(traceId, newSpanId(), { "pulse.loop_id": this.id, "pulse.workspace_id": workspaceId, "pulse.iteration": number });
-    const it = this.context(ws, workspaceId, traceId, number, span);
+    const it = this.context(ws, workspaceId, traceId, number, span, agentOf(request.agentId, request.input, this.o.agentId));
     const audit = new AuditTrail(this.o.substrates.audit, this.breakers.audit, clock, this.id, workspaceId, traceId);
     const iterationSignature = signatureOf({ loop_id: this.id, workspace_id: workspaceId, trace_id: traceId });
     const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: "completed", closed: false, phases: [], output: null, audit_events: 0 };
@@ -268,11 +270,16 @@ export class Loop {
     if (this.events.active) this.events.emit({ type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, at: startedAt });
     try {
       for (const token of request.tokens ?? []) it.tokens.observe(token, "iteration input");
+      it.tokens.observe(request.input, "iteration input");
       await audit.append("iteration.started", null, iterationSignature, { iteration: number, entry });
       let input: unknown = request.input ?? null;
       for (let phaseId: string | undefined = entry; phaseId !== undefined; ) {
         const phase = compiled.byId.get(phaseId) as CompiledPhase;
-        ws.current = { traceId, phaseId, input };
+        if (ws.current) {
+          ws.current.traceId = traceId;
+          ws.current.phaseId = phaseId;
+          ws.current.input = input;
+        } else ws.current = { traceId, phaseId, input };
         const began = clock.now();
         const outcome = await this.runner.run(phase, input, it);
         await this.flushViolations(it, audit, outcome.signature);
@@ -338,7 +345,7 @@ export class Loop {
   }
 
   private async completed(phase: CompiledPhase, outcome: Extract<PhaseOutcome, { kind: "completed" }>, it: IterationContext, audit: AuditTrail, ws: WorkspaceState | undefined, began: number): Promise<void> {
-    await audit.appendHeld(outcome.heldAudit);
+    await audit.appendHeld(outcome.heldAudit, phase.id, outcome.signature);
     for (const m of outcome.mutations) await audit.append("substrate.mutated", phase.id, outcome.signature, { operation: m.operation, result: summarize(m.result) });
     const data: Record<string, unknown> = { kind: phase.kind };
     if (outcome.replayed) data.replayed = true;
@@ -399,7 +406,7 @@ export class Loop {
    * Runs one phase on its own, inside the iteration named by `traceId` (created on first use):
    * the conformance driver's `phase.invoke`. Duplicate calls with the same signature replay.
    */
-  async invokePhase(phaseId: string, request: { workspace?: string; input?: unknown; traceId?: string } = {}): Promise<{ outcome: PhaseOutcome; audit_events: number }> {
+  async invokePhase(phaseId: string, request: { workspace?: string; input?: unknown; traceId?: string; agentId?: string } = {}): Promise<{ outcome: PhaseOutcome; audit_events: number }> {
     const phase = this.compiled.byId.get(phaseId);
     if (!phase) throw new PulseError("UNKNOWN_PHASE", `loop ${this.id} has no phase "${phaseId}"`);
     const workspaceId = request.workspace ?? "default";
@@ -409,11 +416,12 @@ export class Loop {
     let entry = this.direct.get(key);
     if (!entry) {
       const span = startIterationSpan(traceId, newSpanId(), { "pulse.loop_id": this.id, "pulse.workspace_id": workspaceId });
-      entry = { it: this.context(ws, workspaceId, traceId, 0, span), audit: new AuditTrail(this.o.substrates.audit, this.breakers.audit, this.o.clock, this.id, workspaceId, traceId) };
+      entry = { it: this.context(ws, workspaceId, traceId, 0, span, agentOf(request.agentId, request.input, this.o.agentId)), audit: new AuditTrail(this.o.substrates.audit, this.breakers.audit, this.o.clock, this.id, workspaceId, traceId) };
       this.direct.set(key, entry);
       if (this.direct.size > DIRECT_CONTEXTS) this.direct.delete(this.direct.keys().next().value as string);
     }
     const began = this.o.clock.now();
+    entry.it.tokens.observe(request.input, `phase ${phase.id} input`);
     const outcome = await this.runner.run(phase, request.input ?? null, entry.it);
     await this.flushViolations(entry.it, entry.audit, outcome.signature);
     if (outcome.kind === "completed") await this.completed(phase, outcome, entry.it, entry.audit, ws, began);
@@ -451,6 +459,12 @@ export class Loop {
     ws.iterations--;
     return this.runIteration({ workspace, entry: current.phaseId, input: current.input, traceId: current.traceId });
   }
+}
+
+function agentOf(explicit: string | undefined, input: unknown, fallback: string): string {
+  if (explicit) return explicit;
+  const fromInput = (input as { agent_id?: unknown } | null)?.agent_id;
+  return typeof fromInput === "string" && fromInput !== "" ? fromInput : fallback;
 }
 
 function remember(actions: Map<string, true>, act: ActRecord): void {

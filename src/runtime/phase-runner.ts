@@ -4,7 +4,7 @@
  * rollback and the phase's failure directive (retry with exponential backoff on the clock).
  * The runner decides; the executor records the transition.
  */
-import type { SubstrateSet } from "../substrates/contracts.js";
+import type { BoundSubstrateSet, SubstrateSet } from "../substrates/contracts.js";
 import type { Span } from "@opentelemetry/api";
 import type { Clock } from "./clock.js";
 import type { CompiledLoop, CompiledPhase, FailureDirective } from "./compiled-loop.js";
@@ -32,7 +32,8 @@ export interface PhaseContext {
   signature: string;
   /** Aborted when the phase times out or the host stops. */
   signal: AbortSignal;
-  substrates: SubstrateSet;
+  /** The loop's substrates, with this iteration's trace_id and workspace on every call. */
+  substrates: BoundSubstrateSet;
   /** Tokens seen so far in this iteration (latest of each kind). */
   tokens: readonly Token[];
   clock: Clock;
@@ -51,6 +52,8 @@ export interface IterationContext {
   traceId: string;
   workspaceId: string;
   number: number;
+  /** Actor of the policy check and agent of the permission check for this iteration's acts. */
+  agentId: string;
   tokens: TokenLedger;
   acts: ActRecord[];
   /** Invariant violations not yet written to the audit trail. */
@@ -72,12 +75,34 @@ export interface RunnerOptions {
   events: EventStream;
   idempotency: IdempotencyCache;
   quorumThreshold: number;
-  agentId: string;
   retry: { baseMs: number; maxMs: number };
   resolveHandler: (phase: CompiledPhase) => PhaseHandler | undefined;
   measureSizes: boolean;
   onViolation: (violation: InvariantViolation, iteration: IterationContext) => void;
 }
+
+/** An AbortController made only when someone asks for its signal: most phases never do. */
+class LazyAbort {
+  private controller: AbortController | undefined;
+  private reason: unknown;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** The reason a failed attempt's signal carries (a reason-less abort builds a DOMException each time). */
+const ABORTED = new PulseError("PHASE_ABORTED", "the phase attempt ended");
 
 function asPulseError(phaseId: string, error: unknown): PulseError {
   return error instanceof PulseError ? error : new HandlerError(phaseId, error);
@@ -95,15 +120,24 @@ export class PhaseRunner {
     let signature = "";
     try {
       signature = phaseSignature({ loop_id: loop.loopId, phase_id: phase.id, workspace_id: it.workspaceId, inputs: input }, phase.recipe);
-      it.tokens.observe(input, `phase ${phase.id} input`);
+      // The input is the previous phase's output (observed then) or the iteration's input
+      // (observed when the iteration started): no need to look at it again.
       checkFeedbackPath(loop, phase, input, it);
     } catch (error) {
       return this.fail(phase, signature, asPulseError(phase.id, error), it);
     }
 
     if (phase.idempotent) {
-      const cached = this.o.idempotency.get(it.workspaceId, signature) ?? (await this.o.idempotency.running(it.workspaceId, signature));
+      const cached = this.o.idempotency.get(it.workspaceId, signature);
       if (cached) return this.replay(phase, signature, cached, it);
+      // No await before track() unless a duplicate is already running: a yield here would let
+      // concurrent duplicates all start their own execution.
+      const running = this.o.idempotency.running(it.workspaceId, signature);
+      if (running) {
+        const entry = await running;
+        if (entry) return this.replay(phase, signature, entry, it);
+        return this.run(phase, input, it); // the first one failed: try for ourselves
+      }
       const done = this.attempts(phase, input, signature, it);
       this.o.idempotency.track(
         it.workspaceId,
@@ -121,6 +155,12 @@ export class PhaseRunner {
     it.tokens.observe(output, `phase ${phase.id} output`);
     const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: true, mutations: [], heldAudit: [] };
     if (phase.kind === "route") Object.assign(outcome, this.route(phase, output));
+    if (phase.kind === "act") {
+      // A replayed act stands for the act it replays: it grounds later learning the same way.
+      const act = checkOutcomeGrounding(this.o.loop, phase, output, signature);
+      it.acts.push(act);
+      outcome.act = act;
+    }
     return outcome;
   }
 
@@ -145,14 +185,15 @@ export class PhaseRunner {
 
   private async attempt(phase: CompiledPhase, handler: PhaseHandler, input: unknown, signature: string, attempt: number, it: IterationContext): Promise<PhaseOutcome> {
     const { loop, clock, events } = this.o;
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     const scope = new PhaseScope(this.o.substrates, this.o.breakers, {
       loopId: loop.loopId,
       phaseId: phase.id,
       kind: phase.kind,
       traceId: it.traceId,
       workspaceId: it.workspaceId,
-      signal: controller.signal,
+      // Only a timeout aborts substrate calls in flight; other late calls meet a closed scope.
+      signal: phase.timeoutMs === undefined ? undefined : controller.signal,
       feedbackImmutability: loop.invariants.feedback_immutability,
       traceIdPropagation: loop.invariants.trace_id_propagation,
       observe: (value, where) => it.tokens.observe(value, where),
@@ -161,7 +202,7 @@ export class PhaseRunner {
     const span = startPhaseSpan(it.span, `pulse.phase ${phase.id}`, { "pulse.loop_id": loop.loopId, "pulse.phase_id": phase.id, "pulse.phase_kind": phase.kind, "pulse.attempt": attempt });
     if (events.active) events.emit({ type: "phase.started", loop_id: loop.loopId, workspace_id: it.workspaceId, trace_id: it.traceId, phase_id: phase.id, attempt, at: clock.now() });
     try {
-      if (phase.kind === "act") await this.authorize(phase, input, it);
+      if (phase.kind === "act") await this.authorize(phase, it);
       const ctx: PhaseContext = {
         input,
         phase: phase.phase,
@@ -171,14 +212,20 @@ export class PhaseRunner {
         iteration: it.number,
         attempt,
         signature,
-        signal: controller.signal,
+        get signal() {
+          return controller.signal;
+        },
         substrates: scope.substrates,
-        tokens: it.tokens.all(),
+        get tokens() {
+          return it.tokens.all();
+        },
         clock,
       };
       const raw = await this.withTimeout(phase, handler, ctx, controller);
       const output = raw === undefined ? null : raw;
-      const canonical = canonicalJson(output);
+      // Cached outputs are kept canonical (replays are byte-identical); any other output is
+      // checked to be JSON when it becomes the next phase's input and is signed.
+      const canonical = phase.idempotent || this.o.measureSizes ? canonicalJson(output) : "";
       it.tokens.observe(output, `phase ${phase.id} output`);
       const routing = phase.kind === "route" ? this.route(phase, output) : {};
       if (phase.kind === "route") checkKappaRouting(loop, phase, routing.decision, it);
@@ -199,7 +246,7 @@ export class PhaseRunner {
       }
       return outcome;
     } catch (error) {
-      controller.abort();
+      controller.abort(ABORTED);
       await scope.rollback();
       const e = asPulseError(phase.id, error);
       endSpan(span, { code: e.code, message: e.message });
@@ -210,26 +257,27 @@ export class PhaseRunner {
     }
   }
 
-  private async withTimeout(phase: CompiledPhase, handler: PhaseHandler, ctx: PhaseContext, controller: AbortController): Promise<unknown> {
-    if (phase.timeoutMs === undefined) return handler(ctx);
-    const timer = new AbortController();
-    const timeout = this.o.clock.sleep(phase.timeoutMs, timer.signal).then(
-      () => {
-        controller.abort(new PhaseTimeoutError(phase.id, phase.timeoutMs as number));
-        throw new PhaseTimeoutError(phase.id, phase.timeoutMs as number);
-      },
-      () => undefined,
-    );
-    try {
-      return await Promise.race([Promise.resolve().then(() => handler(ctx)), timeout]);
-    } finally {
-      timer.abort();
-    }
+  private withTimeout(phase: CompiledPhase, handler: PhaseHandler, ctx: PhaseContext, controller: LazyAbort): Promise<unknown> {
+    if (phase.timeoutMs === undefined) return Promise.resolve(handler(ctx));
+    const ms = phase.timeoutMs;
+    return new Promise<unknown>((resolve, reject) => {
+      const cancel = this.o.clock.timer(ms, () => {
+        const error = new PhaseTimeoutError(phase.id, ms);
+        controller.abort(error);
+        reject(error);
+      });
+      Promise.resolve()
+        .then(() => handler(ctx))
+        .then(
+          (value) => (cancel(), resolve(value)),
+          (error) => (cancel(), reject(error)),
+        );
+    });
   }
 
   /** §2, §9.2, §9.4: every act passes the policy substrate and the auth substrate first. */
-  private async authorize(phase: CompiledPhase, input: unknown, it: IterationContext): Promise<void> {
-    const agentId = typeof (input as { agent_id?: unknown })?.agent_id === "string" ? (input as { agent_id: string }).agent_id : this.o.agentId;
+  private async authorize(phase: CompiledPhase, it: IterationContext): Promise<void> {
+    const agentId = it.agentId;
     const action = phase.phase.policy_check ?? `${this.o.loop.loopId}.${phase.id}`;
     const ctx = { trace_id: it.traceId, workspace_id: it.workspaceId };
     const policy = await guarded(this.o.breakers.policy, () => this.o.substrates.policy.check_policy({ actor: agentId, action, resource: `loop:${this.o.loop.loopId}/phase:${phase.id}` }, ctx));

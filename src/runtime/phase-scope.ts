@@ -9,10 +9,12 @@ import {
   SubstrateRequestError,
   SubstrateUnavailableError,
   type AuditEvent,
-  type AuditSubstrate,
   type AuthSubstrate,
+  type Bound,
+  type BoundSubstrateSet,
   type CallContext,
   type MemorySubstrate,
+  type AuditSubstrate,
   type PolicySubstrate,
   type SubstrateSet,
   type TimeSubstrate,
@@ -34,7 +36,7 @@ export interface ScopeOptions {
   kind: string;
   traceId: string;
   workspaceId: string;
-  signal: AbortSignal;
+  signal: AbortSignal | undefined;
   feedbackImmutability: boolean;
   traceIdPropagation: boolean;
   /** Called with tokens substrates return (TopologyContext, ConsolidationEvent), for the invariants. */
@@ -63,7 +65,7 @@ export async function guarded<T>(breaker: CircuitBreaker, call: () => Promise<T>
 }
 
 export class PhaseScope {
-  readonly substrates: SubstrateSet;
+  readonly substrates: BoundSubstrateSet;
   readonly mutations: Mutation[] = [];
   readonly pendingAudit: AuditEvent[] = [];
   private txId: string | undefined;
@@ -76,14 +78,35 @@ export class PhaseScope {
     private readonly breakers: Breakers,
     private readonly options: ScopeOptions,
   ) {
-    this.ctx = { trace_id: options.traceId, workspace_id: options.workspaceId, signal: options.signal };
-    const substrates: SubstrateSet = {
-      memory: this.memoryProxy(),
-      policy: this.passThrough("policy", target.policy, ["check_policy", "compute_effective"]) as PolicySubstrate,
-      audit: this.auditProxy(),
-      auth: this.passThrough("auth", target.auth, ["permission_check", "agent_lifecycle"]) as AuthSubstrate,
-    };
-    if (target.time) substrates.time = this.passThrough("time", target.time, ["at_timescale", "forecast"]) as TimeSubstrate;
+    this.ctx = { trace_id: options.traceId, workspace_id: options.workspaceId };
+    if (options.signal) this.ctx.signal = options.signal;
+    // Built on first use: most phases touch one substrate or none.
+    const scope = this;
+    let memory: Bound<MemorySubstrate> | undefined;
+    let policy: Bound<PolicySubstrate> | undefined;
+    let audit: Bound<AuditSubstrate> | undefined;
+    let auth: Bound<AuthSubstrate> | undefined;
+    let time: Bound<TimeSubstrate> | undefined;
+    const substrates = {
+      get memory() {
+        return (memory ??= scope.memoryProxy());
+      },
+      get policy() {
+        return (policy ??= scope.passThrough("policy", target.policy, ["check_policy", "compute_effective"]) as Bound<PolicySubstrate>);
+      },
+      get audit() {
+        return (audit ??= scope.auditProxy());
+      },
+      get auth() {
+        return (auth ??= scope.passThrough("auth", target.auth, ["permission_check", "agent_lifecycle"]) as Bound<AuthSubstrate>);
+      },
+    } as BoundSubstrateSet;
+    if (target.time) {
+      Object.defineProperty(substrates, "time", {
+        enumerable: true,
+        get: () => (time ??= scope.passThrough("time", target.time as TimeSubstrate, ["at_timescale", "forecast"]) as Bound<TimeSubstrate>),
+      });
+    }
     this.substrates = substrates;
   }
 
@@ -123,7 +146,7 @@ export class PhaseScope {
     return this.txOpening;
   }
 
-  private memoryProxy(): MemorySubstrate {
+  private memoryProxy(): Bound<MemorySubstrate> {
     const memory = this.target.memory;
     const breaker = this.breakers.memory;
     const learn = this.options.kind === "learn" && this.options.feedbackImmutability;
@@ -178,7 +201,7 @@ export class PhaseScope {
     };
   }
 
-  private auditProxy(): AuditSubstrate {
+  private auditProxy(): Bound<AuditSubstrate> {
     return {
       append_event: async ({ event }) => {
         this.ensureOpen("audit", "append_event");

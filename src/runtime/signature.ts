@@ -66,10 +66,10 @@ export interface SignatureSubject {
 }
 
 export function phaseSignature(subject: SignatureSubject, recipe?: SignatureRecipe): string {
-  return signatureOf({
-    loop_id: subject.loop_id,
-    phase_id: subject.phase_id,
-    workspace_id: subject.workspace_id,
-    inputs: narrowInputs(subject.inputs, recipe, subject.workspace_id),
-  });
+  // The canonical form of {inputs, loop_id, phase_id, workspace_id}, keys already in RFC 8785
+  // order, written directly: this runs for every phase.
+  const text =
+    `{"inputs":${canonicalJson(narrowInputs(subject.inputs, recipe, subject.workspace_id))}` +
+    `,"loop_id":${JSON.stringify(subject.loop_id)},"phase_id":${JSON.stringify(subject.phase_id)},"workspace_id":${JSON.stringify(subject.workspace_id)}}`;
+  return `blake3:${blake3Hex(text)}`;
 }

@@ -24,10 +24,13 @@ export function startIterationSpan(traceId: string, parentSpanId: string, attrib
 }
 
 export function startPhaseSpan(iteration: Span, name: string, attributes: Attributes): Span {
+  // Without a recording SDK the iteration span is a no-op, and so would every phase span be.
+  if (!iteration.isRecording()) return iteration;
   return getTracer().startSpan(name, { kind: SpanKind.INTERNAL, attributes }, trace.setSpan(context.active(), iteration));
 }
 
 export function endSpan(span: Span, error?: { code: string; message: string }): void {
+  if (!span.isRecording()) return;
   if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: `${error.code}: ${error.message}` });
   span.end();
 }

@@ -1,0 +1,166 @@
+/**
+ * In-memory §9.3 audit substrate: append and query, per workspace. There is no update or delete
+ * method, by design (§7.3); events are copied in and out, so no caller can edit a stored one.
+ */
+import { SubstrateRequestError } from "../../src/substrates/contracts.js";
+import type { AuditEvent, AuditSubstrate, CallContext } from "../../src/substrates/contracts.js";
+import { cloneJson, jsonEqual, NotJsonError } from "../shared/json.js";
+import { badRequest, checkContext, describe, optionalString, requireArgs, requireString } from "../shared/validate.js";
+
+const SLOT = "audit";
+
+/** RFC 3339 date-time, e.g. 2026-04-10T12:00:00Z or 2026-04-10T14:00:00.123+02:00. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+interface WorkspaceLog {
+  byId: Map<string, AuditEvent>;
+  byTrace: Map<string, AuditEvent[]>;
+}
+
+export class InMemoryAudit implements AuditSubstrate {
+  private readonly workspaces = new Map<string, WorkspaceLog>();
+
+  /**
+   * Appends the event. Refused: an event whose trace_id or workspace_id is not the call's (the
+   * substrate echoes the caller's trace, §7.7), a malformed event, or an event_id already used
+   * for a different event. Appending an identical event again is an idempotent replay.
+   */
+  async append_event(args: { event: AuditEvent }, ctx: CallContext): Promise<{ event_id: string }> {
+    checkContext(SLOT, ctx);
+    const event = validEvent(requireArgs(SLOT, "append_event", args).event);
+    if (event.trace_id !== ctx.trace_id) {
+      throw new SubstrateRequestError(SLOT, "TRACE_MISMATCH", `append_event: event.trace_id ${describe(event.trace_id)} is not the call's trace_id "${ctx.trace_id}"`);
+    }
+    if (event.workspace_id !== ctx.workspace_id) {
+      throw new SubstrateRequestError(SLOT, "WORKSPACE_MISMATCH", `append_event: event.workspace_id ${describe(event.workspace_id)} is not the call's workspace_id "${ctx.workspace_id}"`);
+    }
+    const log = this.log(ctx.workspace_id);
+    const existing = log.byId.get(event.event_id);
+    if (existing) {
+      if (jsonEqual(existing, event)) return { event_id: existing.event_id };
+      throw new SubstrateRequestError(SLOT, "DUPLICATE_EVENT_ID", `append_event: event_id "${event.event_id}" was already appended with different content; audit events are never rewritten`);
+    }
+    log.byId.set(event.event_id, event);
+    const trace = log.byTrace.get(event.trace_id);
+    if (trace) trace.push(event);
+    else log.byTrace.set(event.trace_id, [event]);
+    return { event_id: event.event_id };
+  }
+
+  /** Events of the trace in this workspace, by seq then append order; since ≤ timestamp ≤ until. */
+  async query_by_trace(args: { trace_id: string; since?: string; until?: string }, ctx: CallContext): Promise<AuditEvent[]> {
+    checkContext(SLOT, ctx);
+    const a = requireArgs(SLOT, "query_by_trace", args);
+    const traceId = requireString(SLOT, "query_by_trace", a, "trace_id");
+    const since = instant(optionalString(SLOT, "query_by_trace", a, "since"), "since");
+    const until = instant(optionalString(SLOT, "query_by_trace", a, "until"), "until");
+    const events = this.workspaces.get(ctx.workspace_id)?.byTrace.get(traceId) ?? [];
+    const selected = events.filter((event) => {
+      const at = parseRfc3339(event.timestamp);
+      return (since === undefined || at >= since) && (until === undefined || at <= until);
+    });
+    // Array.prototype.sort is stable, so equal seqs keep their append order.
+    return cloneJson(selected.sort((x, y) => x.seq - y.seq));
+  }
+
+  private log(workspaceId: string): WorkspaceLog {
+    let log = this.workspaces.get(workspaceId);
+    if (!log) {
+      log = { byId: new Map(), byTrace: new Map() };
+      this.workspaces.set(workspaceId, log);
+    }
+    return log;
+  }
+}
+
+/**
+ * An audit substrate that keeps only a count per event_type and workspace: for benchmarks that
+ * run a million phases and must show the runtime itself keeps nothing per phase. It checks the
+ * call context and the trace echo like InMemoryAudit, but not duplicates (that needs the events);
+ * query_by_trace always answers [].
+ */
+export class CountingAudit implements AuditSubstrate {
+  private readonly counts = new Map<string, Map<string, number>>();
+  private appended = 0;
+
+  async append_event(args: { event: AuditEvent }, ctx: CallContext): Promise<{ event_id: string }> {
+    checkContext(SLOT, ctx);
+    const event = requireArgs(SLOT, "append_event", args).event as AuditEvent | undefined;
+    if (typeof event !== "object" || event === null) throw badRequest(SLOT, `append_event: event must be an object, got ${describe(event)}`);
+    if (event.trace_id !== ctx.trace_id) {
+      throw new SubstrateRequestError(SLOT, "TRACE_MISMATCH", `append_event: event.trace_id ${describe(event.trace_id)} is not the call's trace_id "${ctx.trace_id}"`);
+    }
+    let perType = this.counts.get(ctx.workspace_id);
+    if (!perType) this.counts.set(ctx.workspace_id, (perType = new Map()));
+    perType.set(event.event_type, (perType.get(event.event_type) ?? 0) + 1);
+    this.appended++;
+    return { event_id: event.event_id };
+  }
+
+  async query_by_trace(args: { trace_id: string; since?: string; until?: string }, ctx: CallContext): Promise<AuditEvent[]> {
+    checkContext(SLOT, ctx);
+    requireString(SLOT, "query_by_trace", requireArgs(SLOT, "query_by_trace", args), "trace_id");
+    return [];
+  }
+
+  /** Events appended per event_type, in one workspace or summed over all. */
+  countsByType(workspaceId?: string): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [workspace, perType] of this.counts) {
+      if (workspaceId !== undefined && workspace !== workspaceId) continue;
+      for (const [type, n] of perType) out[type] = (out[type] ?? 0) + n;
+    }
+    return out;
+  }
+
+  get total(): number {
+    return this.appended;
+  }
+}
+
+function validEvent(value: unknown): AuditEvent {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(SLOT, `append_event: event must be an object, got ${describe(value)}`);
+  let event: Record<string, unknown>;
+  try {
+    event = cloneJson(value as Record<string, unknown>);
+  } catch (error) {
+    if (error instanceof NotJsonError) throw badRequest(SLOT, `append_event: event: ${error.message}`);
+    throw error;
+  }
+  for (const field of ["event_id", "event_type", "trace_id", "loop_id", "workspace_id", "signature"]) requireString(SLOT, "append_event", event, field);
+  if (event.phase_id !== null && (typeof event.phase_id !== "string" || event.phase_id.length === 0)) {
+    throw badRequest(SLOT, `append_event: phase_id must be a non-empty string or null, got ${describe(event.phase_id)}`);
+  }
+  const { timestamp, seq, data } = event;
+  if (typeof timestamp !== "string" || Number.isNaN(parseRfc3339(timestamp))) {
+    throw badRequest(SLOT, `append_event: timestamp must be an RFC 3339 date-time, got ${describe(timestamp)}`);
+  }
+  if (typeof seq !== "number" || !Number.isInteger(seq) || seq < 0) throw badRequest(SLOT, `append_event: seq must be an integer ≥ 0, got ${describe(seq)}`);
+  if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data))) throw badRequest(SLOT, `append_event: data must be an object when present, got ${describe(data)}`);
+  return event as unknown as AuditEvent;
+}
+
+function instant(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const at = parseRfc3339(value);
+  if (Number.isNaN(at)) throw badRequest(SLOT, `query_by_trace: ${name} must be an RFC 3339 date-time, got ${describe(value)}`);
+  return at;
+}
+
+/** Milliseconds since the epoch, or NaN when the text is not an RFC 3339 date-time. */
+let lastText = "";
+let lastValue = Number.NaN;
+
+function parseRfc3339(text: string): number {
+  // Events of one iteration usually share a timestamp: remember the last one parsed.
+  if (text === lastText) return lastValue;
+  lastValue = parseUncached(text);
+  lastText = text;
+  return lastValue;
+}
+
+function parseUncached(text: string): number {
+  if (!RFC3339.test(text)) return Number.NaN;
+  // Date.parse reads the canonical form (T, Z) directly; only the rarer spellings need normalising.
+  return Date.parse(/[tz ]/.test(text) ? text.toUpperCase().replace(" ", "T") : text);
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { inMemorySubstrates } from "../../adapters/memory/index.js";
+import { withFaults } from "../../adapters/testing/faults.js";
+import { createRuntime, VirtualClock, type RuntimeEvent } from "../../src/runtime/index.js";
+import { manifestWith, validHandlers } from "./harness.js";
+
+async function faulty(options: { onSubstrateUnavailable?: "pause" | "skip"; retry?: boolean } = {}) {
+  const clock = new VirtualClock(0);
+  const runtime = await createRuntime({ clock, circuit: { failureThreshold: 3, cooldownMs: 10_000 } });
+  for (const [kind, h] of Object.entries(validHandlers())) runtime.handleKind(kind, h);
+  const faults = withFaults(inMemorySubstrates());
+  const m = manifestWith((m) => options.retry && Object.assign(m.phases[0], { on_failure: "retry", max_retries: 20 }));
+  const loop = await runtime.load(m, { substrates: faults.substrates, onSubstrateUnavailable: options.onSubstrateUnavailable ?? "pause" });
+  loop.handle("fetch", async ({ substrates }) => (await substrates.memory.retrieve_context({ query: "q" }), {}));
+  const events: RuntimeEvent[] = [];
+  loop.subscribe((e) => events.push(e));
+  return { clock, loop, faults, events };
+}
+
+describe("a substrate that is unreachable (§12 test 9)", () => {
+  it("opens the circuit instead of spinning: attempts are bounded, then calls fail fast", async () => {
+    const { clock, loop, faults, events } = await faulty({ retry: true });
+    faults.fail("memory", "unavailable");
+    const running = loop.runIteration();
+    await clock.runAll();
+    const r = await running;
+    expect(r.status).toBe("degraded");
+    expect(r.error?.code).toBe("CIRCUIT_OPEN");
+    // 20 retries were allowed; the circuit stopped them after the threshold.
+    expect(faults.calls.memory.retrieve_context).toBe(3);
+    expect(loop.circuit("memory")).toBe("open");
+    expect(loop.status()).toBe("degraded");
+    expect(events.filter((e) => e.type === "circuit.state_changed").map((e) => (e as { state: string }).state)).toEqual(["open"]);
+
+    // While open, a new iteration does not reach the substrate at all.
+    const before = faults.calls.memory.retrieve_context;
+    expect((await loop.runIteration()).error?.code).toBe("CIRCUIT_OPEN");
+    expect(faults.calls.memory.retrieve_context).toBe(before);
+  });
+
+  it("probes after the cooldown and recovers when the substrate is back", async () => {
+    const { clock, loop, faults, events } = await faulty();
+    faults.fail("memory", "unavailable");
+    for (let i = 0; i < 3; i++) await loop.runIteration();
+    expect(loop.circuit("memory")).toBe("open");
+    faults.heal("memory");
+    await clock.advance(9_999);
+    expect((await loop.runIteration()).error?.code).toBe("CIRCUIT_OPEN");
+    await clock.advance(1);
+    expect(loop.circuit("memory")).toBe("half_open");
+    const r = await loop.runIteration();
+    expect(r.status).toBe("completed");
+    expect(loop.circuit("memory")).toBe("closed");
+    expect(loop.status()).toBe("idle");
+    expect(events.filter((e) => e.type === "circuit.state_changed").map((e) => (e as { state: string }).state)).toEqual(["open", "half_open", "closed"]);
+  });
+
+  it("re-opens when the probe fails", async () => {
+    const { clock, loop, faults } = await faulty();
+    faults.fail("memory", "unavailable");
+    for (let i = 0; i < 3; i++) await loop.runIteration();
+    await clock.advance(10_000);
+    await loop.runIteration();
+    expect(loop.circuit("memory")).toBe("open");
+    expect(loop.retryAt()).toBe(20_000);
+  });
+
+  it("with onSubstrateUnavailable: skip, skips the phase and goes on", async () => {
+    const { loop, faults } = await faulty({ onSubstrateUnavailable: "skip" });
+    faults.fail("memory", "unavailable");
+    const r = await loop.runIteration();
+    expect(r.phases.map((p) => p.status)).toEqual(["skipped", "completed", "completed", "completed"]);
+    expect(r.status).toBe("completed");
+  });
+
+  it("a business error is not unavailability: the circuit stays closed", async () => {
+    const { loop, faults } = await faulty();
+    faults.fail("memory", "error");
+    for (let i = 0; i < 5; i++) expect((await loop.runIteration()).status).toBe("failed");
+    expect(loop.circuit("memory")).toBe("closed");
+  });
+});
+
+describe("multi-tenant isolation (§12 test 10)", () => {
+  it("shares nothing between workspaces with identical loop ids, inputs and signatures", async () => {
+    const clock = new VirtualClock(0);
+    const runtime = await createRuntime({ clock });
+    const substrates = inMemorySubstrates();
+    const loop = await runtime.load(manifestWith((m) => Object.assign(m.phases[0], { idempotent: true })), { substrates });
+    const trace = "a".repeat(32);
+    let runs = 0;
+    loop.handle("fetch", async ({ substrates: s, workspace_id }) => {
+      runs++;
+      const seen = await s.memory.retrieve_context({ query: "" });
+      return { mine: workspace_id, visible: seen.nodes.map((n) => n.content) };
+    });
+    loop.handle("decide", () => ({ decision: "fast" }));
+    loop.handle("apply", async ({ substrates: s, workspace_id }) => {
+      await s.memory.store_node({ node: { content: `secret of ${workspace_id}` } });
+      return { causal_parent_ids: [] };
+    });
+    loop.handle("learn", () => ({}));
+    await loop.runIteration({ workspace: "tenant_a", input: { same: true }, traceId: trace });
+    const b = await loop.runIteration({ workspace: "tenant_b", input: { same: true }, traceId: trace });
+    expect(runs).toBe(2); // tenant_b did not get tenant_a's cached output
+    expect(b.phases[0]!.status).toBe("completed");
+    const a2 = await loop.runIteration({ workspace: "tenant_a", input: { different: 1 } });
+    expect((a2.phases[0] as { status: string }).status).toBe("completed");
+    const auditB = await substrates.audit.query_by_trace({ trace_id: trace }, { trace_id: trace, workspace_id: "tenant_b" });
+    expect(auditB.every((e) => e.workspace_id === "tenant_b")).toBe(true);
+    expect(substrates.memory.inspect("tenant_b").nodes.map((n) => n.node.content)).toEqual(["secret of tenant_b"]);
+  });
+});
