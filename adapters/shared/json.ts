@@ -4,6 +4,8 @@
  * and out, so a caller mutating an object it passed or received cannot reach into the store.
  */
 
+import { canonicalJson } from "../../src/json/canonical-json.js";
+
 const MAX_DEPTH = 128;
 
 export class NotJsonError extends Error {
@@ -13,9 +15,8 @@ export class NotJsonError extends Error {
   }
 }
 
-/** Thrown inside the copy; the path is assembled only on the way out, off the hot path. */
+/** Thrown inside the copy; where it happened is worked out only after a refusal. */
 class Refusal {
-  readonly segments: string[] = [];
   constructor(readonly what: string) {}
 }
 
@@ -24,12 +25,41 @@ export function cloneJson<T>(value: T, path = "$"): T {
   try {
     return copy(value, 0) as T;
   } catch (error) {
-    if (error instanceof Refusal) throw new NotJsonError(path + error.segments.reverse().join(""), error.what);
+    if (error instanceof Refusal) {
+      const where = locate(value, 0, path);
+      throw new NotJsonError(where?.path ?? path, where?.what ?? error.what);
+    }
     throw error;
   }
 }
 
-function copy(value: unknown, depth: number): unknown {
+/** The path of the first member the copy refuses, and why (the slow path, after a refusal). */
+function locate(value: unknown, depth: number, path: string): { path: string; what: string } | undefined {
+  try {
+    copy(value, depth, true);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof Refusal)) throw error;
+    if (value === null || typeof value !== "object" || depth >= MAX_DEPTH) return { path, what: error.what };
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const found = locate(value[i], depth + 1, `${path}[${i}]`);
+        if (found) return found;
+      }
+    } else if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) {
+      for (const key of Object.keys(value)) {
+        const item = (value as Record<string, unknown>)[key];
+        if (item === undefined) continue;
+        const found = locate(item, depth + 1, `${path}.${key}`);
+        if (found) return found;
+      }
+    }
+    return { path, what: error.what };
+  }
+}
+
+/** The copy itself; with `shallow`, only `value` is checked, not its members. */
+function copy(value: unknown, depth: number, shallow = false): unknown {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -42,17 +72,19 @@ function copy(value: unknown, depth: number): unknown {
       if (depth >= MAX_DEPTH) throw new Refusal(`nested deeper than ${MAX_DEPTH} levels (a cycle?)`);
       if (Array.isArray(value)) {
         const out = new Array<unknown>(value.length);
-        for (let i = 0; i < value.length; i++) out[i] = within(i, value[i], depth);
+        if (shallow) return out;
+        for (let i = 0; i < value.length; i++) out[i] = copy(value[i], depth + 1);
         return out;
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) throw new Refusal(`a ${proto?.constructor?.name ?? "non-plain object"}`);
       const out: Record<string, unknown> = {};
+      if (shallow) return out;
       for (const key of Object.keys(value)) {
         const item = (value as Record<string, unknown>)[key];
         // JSON.stringify drops undefined members; dropping them here keeps both adapters equal.
         if (item === undefined) continue;
-        const copied = within(key, item, depth);
+        const copied = copy(item, depth + 1);
         // A "__proto__" key must stay a key, as JSON.parse makes it, not replace the prototype.
         if (key === "__proto__") Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
         else out[key] = copied;
@@ -64,25 +96,8 @@ function copy(value: unknown, depth: number): unknown {
   }
 }
 
-/** Copies a member; on refusal, records where it was (built only then, off the hot path). */
-function within(key: string | number, value: unknown, depth: number): unknown {
-  try {
-    return copy(value, depth + 1);
-  } catch (error) {
-    if (error instanceof Refusal) error.segments.push(typeof key === "number" ? `[${key}]` : `.${key}`);
-    throw error;
-  }
-}
-
-/** JSON with object keys sorted, so equal values give equal strings (grouping, duplicate checks). */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const keys = Object.keys(value)
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
-}
+/** JSON with object keys sorted (RFC 8785), so equal values give equal strings. */
+export { canonicalJson };
 
 export function jsonEqual(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);

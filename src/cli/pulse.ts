@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { addValidateOptions, runValidate, VALIDATE_DESCRIPTION, VALIDATE_HELP, type ValidateCliOptions } from "./validate-command.js";
+import { addDiagramOptions, DIAGRAM_DESCRIPTION, DIAGRAM_HELP, type DiagramCliOptions } from "../diagram/cli-options.js";
 import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
@@ -20,6 +21,15 @@ addValidateOptions(program.command("validate"))
   .addHelpText("after", VALIDATE_HELP)
   .action(async (paths: string[], opts: ValidateCliOptions, cmd: Command) => {
     setExitCode(cmd, await runValidate(paths, opts, io));
+  });
+
+addDiagramOptions(program.command("diagram"))
+  .description(DIAGRAM_DESCRIPTION)
+  .addHelpText("after", DIAGRAM_HELP)
+  .action(async (paths: string[], opts: DiagramCliOptions, cmd: Command) => {
+    // Loaded only when the subcommand runs, so `pulse validate` does not pay for it.
+    const { runDiagram } = await import("./diagram-command.js");
+    setExitCode(cmd, await runDiagram(paths, opts, io));
   });
 
 process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");

@@ -23,8 +23,12 @@ function timestamp(ms: number): string {
 
 export class AuditTrail {
   private seq = 0;
-  /** Transitions already audited in this iteration: a replayed call adds none. */
-  private readonly transitions = new Set<string>();
+  /**
+   * For the trail of directly invoked phases (the conformance driver's phase.invoke): the calls
+   * already audited, so repeating the same call adds no event. An iteration's own trail has none:
+   * there every visit to a phase is a transition, even a second identical one after a route.
+   */
+  private readonly transitions: Set<string> | undefined;
 
   constructor(
     private readonly audit: AuditSubstrate,
@@ -33,7 +37,10 @@ export class AuditTrail {
     readonly loopId: string,
     readonly workspaceId: string,
     readonly traceId: string,
-  ) {}
+    dedupeCalls = false,
+  ) {
+    if (dedupeCalls) this.transitions = new Set();
+  }
 
   get count(): number {
     return this.seq;
@@ -58,8 +65,12 @@ export class AuditTrail {
     return event;
   }
 
-  /** Appends a phase transition unless this exact transition was audited already. */
+  /** Appends a phase transition (on a direct-invocation trail, unless the same call was audited). */
   async transition(eventType: string, phaseId: string, signature: string, data?: Record<string, unknown>): Promise<boolean> {
+    if (!this.transitions) {
+      await this.append(eventType, phaseId, signature, data);
+      return true;
+    }
     const key = `${eventType} ${phaseId} ${signature}`;
     if (this.transitions.has(key)) return false;
     await this.append(eventType, phaseId, signature, data);

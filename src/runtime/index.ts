@@ -19,6 +19,6 @@ export {
   NoHandlerError,
   LoopStoppedError,
 } from "./errors.js";
-export { canonicalJson, CanonicalJsonError } from "./canonical-json.js";
+export { canonicalJson, CanonicalJsonError } from "../json/canonical-json.js";
 export { initSignatures, blake3Hex, phaseSignature, signatureOf } from "./signature.js";
 export { newTraceId, isTraceId, formatTraceparent, parseTraceparent } from "./trace.js";

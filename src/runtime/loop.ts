@@ -18,7 +18,7 @@ import type { IdempotencyCache } from "./idempotency.js";
 import { LoopStepper, type LoopEvent, type LoopStatus } from "./machine.js";
 import type { Breakers } from "./phase-scope.js";
 import { PhaseRunner, type ActRecord, type IterationContext, type PhaseHandler, type PhaseOutcome } from "./phase-runner.js";
-import { signatureOf } from "./signature.js";
+import { blake3Hex } from "./signature.js";
 import { TelemetryRecorder, type LoopTelemetry } from "./telemetry.js";
 import { TokenLedger } from "./tokens.js";
 import { endSpan, startIterationSpan } from "./tracing.js";
@@ -263,7 +263,8 @@ export class Loop {
     const span = startIterationSpan(traceId, newSpanId(), { "pulse.loop_id": this.id, "pulse.workspace_id": workspaceId, "pulse.iteration": number });
     const it = this.context(ws, workspaceId, traceId, number, span, agentOf(request.agentId, request.input, this.o.agentId));
     const audit = new AuditTrail(this.o.substrates.audit, this.breakers.audit, clock, this.id, workspaceId, traceId);
-    const iterationSignature = signatureOf({ loop_id: this.id, workspace_id: workspaceId, trace_id: traceId });
+    // Events that belong to no phase are signed by their iteration: loop, workspace and trace.
+    const iterationSignature = `blake3:${blake3Hex(`${this.id}\n${workspaceId}\n${traceId}`)}`;
     const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: "completed", closed: false, phases: [], output: null, audit_events: 0 };
 
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_START", entry });
@@ -288,7 +289,7 @@ export class Loop {
           result.phases.push({ phase_id: phase.id, status: outcome.replayed ? "replayed" : "completed", signature: outcome.signature, ...(outcome.routedTo ? { routed_to: outcome.routedTo } : {}) });
           result.output = outcome.output;
           input = outcome.output;
-          await this.o.hooks.afterPhase?.({ loop: this, phase, output: outcome.output, signature: outcome.signature, iteration: it, audit });
+          if (this.o.hooks.afterPhase) await this.o.hooks.afterPhase({ loop: this, phase, output: outcome.output, signature: outcome.signature, iteration: it, audit });
           ws.snapshot = this.stepper.step(ws.snapshot, outcome.routedTo ? { type: "PHASE_DONE", next: outcome.routedTo } : { type: "PHASE_DONE" });
           phaseId = this.stepper.phase(ws.snapshot);
           if (phaseId === undefined) result.closed = phase.id === compiled.closureFrom;
@@ -416,7 +417,7 @@ export class Loop {
     let entry = this.direct.get(key);
     if (!entry) {
       const span = startIterationSpan(traceId, newSpanId(), { "pulse.loop_id": this.id, "pulse.workspace_id": workspaceId });
-      entry = { it: this.context(ws, workspaceId, traceId, 0, span, agentOf(request.agentId, request.input, this.o.agentId)), audit: new AuditTrail(this.o.substrates.audit, this.breakers.audit, this.o.clock, this.id, workspaceId, traceId) };
+      entry = { it: this.context(ws, workspaceId, traceId, 0, span, agentOf(request.agentId, request.input, this.o.agentId)), audit: new AuditTrail(this.o.substrates.audit, this.breakers.audit, this.o.clock, this.id, workspaceId, traceId, true) };
       this.direct.set(key, entry);
       if (this.direct.size > DIRECT_CONTEXTS) this.direct.delete(this.direct.keys().next().value as string);
     }

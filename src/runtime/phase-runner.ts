@@ -8,7 +8,7 @@ import type { BoundSubstrateSet, SubstrateSet } from "../substrates/contracts.js
 import type { Span } from "@opentelemetry/api";
 import type { Clock } from "./clock.js";
 import type { CompiledLoop, CompiledPhase, FailureDirective } from "./compiled-loop.js";
-import { canonicalJson } from "./canonical-json.js";
+import { canonicalJson } from "../json/canonical-json.js";
 import { HandlerError, InvariantViolation, isRetryable, NoHandlerError, PermissionDeniedError, PhaseTimeoutError, PolicyDeniedError, PulseError } from "./errors.js";
 import type { EventStream } from "./events.js";
 import type { IdempotencyCache, IdempotencyEntry } from "./idempotency.js";
@@ -79,6 +79,43 @@ export interface RunnerOptions {
   resolveHandler: (phase: CompiledPhase) => PhaseHandler | undefined;
   measureSizes: boolean;
   onViolation: (violation: InvariantViolation, iteration: IterationContext) => void;
+}
+
+/** What a handler receives; a class so the per-phase allocation stays cheap (getters on the prototype). */
+class HandlerContext implements PhaseContext {
+  readonly phase: CompiledPhase["phase"];
+  readonly workspace_id: string;
+  readonly trace_id: string;
+  readonly iteration: number;
+
+  constructor(
+    readonly input: unknown,
+    compiled: CompiledPhase,
+    readonly loop_id: string,
+    private readonly it: IterationContext,
+    readonly attempt: number,
+    readonly signature: string,
+    private readonly controller: LazyAbort,
+    private readonly scope: PhaseScope,
+    readonly clock: Clock,
+  ) {
+    this.phase = compiled.phase;
+    this.workspace_id = it.workspaceId;
+    this.trace_id = it.traceId;
+    this.iteration = it.number;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get substrates(): BoundSubstrateSet {
+    return this.scope.substrates;
+  }
+
+  get tokens(): readonly Token[] {
+    return this.it.tokens.all();
+  }
 }
 
 /** An AbortController made only when someone asks for its signal: most phases never do. */
@@ -193,34 +230,17 @@ export class PhaseRunner {
       traceId: it.traceId,
       workspaceId: it.workspaceId,
       // Only a timeout aborts substrate calls in flight; other late calls meet a closed scope.
-      signal: phase.timeoutMs === undefined ? undefined : controller.signal,
+      abort: phase.timeoutMs === undefined ? undefined : controller,
       feedbackImmutability: loop.invariants.feedback_immutability,
       traceIdPropagation: loop.invariants.trace_id_propagation,
       observe: (value, where) => it.tokens.observe(value, where),
       onViolation: (v) => this.o.onViolation(v, it),
     });
-    const span = startPhaseSpan(it.span, `pulse.phase ${phase.id}`, { "pulse.loop_id": loop.loopId, "pulse.phase_id": phase.id, "pulse.phase_kind": phase.kind, "pulse.attempt": attempt });
+    const span = startPhaseSpan(it.span, loop.loopId, phase.id, phase.kind, attempt);
     if (events.active) events.emit({ type: "phase.started", loop_id: loop.loopId, workspace_id: it.workspaceId, trace_id: it.traceId, phase_id: phase.id, attempt, at: clock.now() });
     try {
       if (phase.kind === "act") await this.authorize(phase, it);
-      const ctx: PhaseContext = {
-        input,
-        phase: phase.phase,
-        loop_id: loop.loopId,
-        workspace_id: it.workspaceId,
-        trace_id: it.traceId,
-        iteration: it.number,
-        attempt,
-        signature,
-        get signal() {
-          return controller.signal;
-        },
-        substrates: scope.substrates,
-        get tokens() {
-          return it.tokens.all();
-        },
-        clock,
-      };
+      const ctx: PhaseContext = new HandlerContext(input, phase, loop.loopId, it, attempt, signature, controller, scope, clock);
       const raw = await this.withTimeout(phase, handler, ctx, controller);
       const output = raw === undefined ? null : raw;
       // Cached outputs are kept canonical (replays are byte-identical); any other output is

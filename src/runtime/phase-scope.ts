@@ -36,7 +36,8 @@ export interface ScopeOptions {
   kind: string;
   traceId: string;
   workspaceId: string;
-  signal: AbortSignal | undefined;
+  /** Aborts substrate calls in flight when the phase times out (its signal is made only if read). */
+  abort: { readonly signal: AbortSignal } | undefined;
   feedbackImmutability: boolean;
   traceIdPropagation: boolean;
   /** Called with tokens substrates return (TopologyContext, ConsolidationEvent), for the invariants. */
@@ -71,43 +72,28 @@ export class PhaseScope {
   private txId: string | undefined;
   private txOpening: Promise<string> | undefined;
   private open = true;
-  private readonly ctx: CallContext;
+  private readonly ctx: ScopeContext;
 
   constructor(
     private readonly target: SubstrateSet,
     private readonly breakers: Breakers,
     private readonly options: ScopeOptions,
   ) {
-    this.ctx = { trace_id: options.traceId, workspace_id: options.workspaceId };
-    if (options.signal) this.ctx.signal = options.signal;
-    // Built on first use: most phases touch one substrate or none.
-    const scope = this;
-    let memory: Bound<MemorySubstrate> | undefined;
-    let policy: Bound<PolicySubstrate> | undefined;
-    let audit: Bound<AuditSubstrate> | undefined;
-    let auth: Bound<AuthSubstrate> | undefined;
-    let time: Bound<TimeSubstrate> | undefined;
-    const substrates = {
-      get memory() {
-        return (memory ??= scope.memoryProxy());
-      },
-      get policy() {
-        return (policy ??= scope.passThrough("policy", target.policy, ["check_policy", "compute_effective"]) as Bound<PolicySubstrate>);
-      },
-      get audit() {
-        return (audit ??= scope.auditProxy());
-      },
-      get auth() {
-        return (auth ??= scope.passThrough("auth", target.auth, ["permission_check", "agent_lifecycle"]) as Bound<AuthSubstrate>);
-      },
-    } as BoundSubstrateSet;
-    if (target.time) {
-      Object.defineProperty(substrates, "time", {
-        enumerable: true,
-        get: () => (time ??= scope.passThrough("time", target.time as TimeSubstrate, ["at_timescale", "forecast"]) as Bound<TimeSubstrate>),
-      });
-    }
-    this.substrates = substrates;
+    this.ctx = new ScopeContext(options.traceId, options.workspaceId, options.abort);
+    this.substrates = target.time ? new LazySubstratesWithTime(this) : new LazySubstrates(this);
+  }
+
+  /** @internal */ makeMemory(): Bound<MemorySubstrate> {
+    return this.memoryProxy();
+  }
+
+  /** @internal */ makeAudit(): Bound<AuditSubstrate> {
+    return this.auditProxy();
+  }
+
+  /** @internal */ makePassThrough<T>(slot: "policy" | "auth" | "time"): Bound<T> {
+    const operations = { policy: ["check_policy", "compute_effective"], auth: ["permission_check", "agent_lifecycle"], time: ["at_timescale", "forecast"] }[slot];
+    return this.passThrough(slot, this.target[slot] as object, operations) as Bound<T>;
   }
 
   private ensureOpen(slot: string, operation: string): void {
@@ -140,6 +126,13 @@ export class PhaseScope {
     return proxy;
   }
 
+  private withTx(tx_id: string): CallContext {
+    const ctx: CallContext = { trace_id: this.ctx.trace_id, workspace_id: this.ctx.workspace_id, tx_id };
+    const signal = this.ctx.signal;
+    if (signal) ctx.signal = signal;
+    return ctx;
+  }
+
   private async transaction(): Promise<string> {
     if (this.txId) return this.txId;
     this.txOpening ??= guarded(this.breakers.memory, () => this.target.memory.begin_transaction({}, this.ctx)).then((r) => (this.txId = r.tx_id));
@@ -153,14 +146,14 @@ export class PhaseScope {
     const refuse = (detail: string) => this.violation(new InvariantViolation("feedback_immutability", this.options.loopId, this.options.phaseId, detail));
     const read = <A, R>(op: string, call: (args: A, ctx: CallContext) => Promise<R>) => async (args: A): Promise<R> => {
       this.ensureOpen("memory", op);
-      const ctx = this.txId ? { ...this.ctx, tx_id: this.txId } : this.ctx;
+      const ctx = this.txId ? this.withTx(this.txId) : this.ctx;
       return guarded(breaker, () => call.call(memory, args, ctx));
     };
     const write = <A, R>(op: string, call: (args: A, ctx: CallContext) => Promise<R>) => async (args: A): Promise<R> => {
       this.ensureOpen("memory", op);
       const tx_id = await this.transaction();
       try {
-        const result = await guarded(breaker, () => call.call(memory, args, { ...this.ctx, tx_id }));
+        const result = await guarded(breaker, () => call.call(memory, args, this.withTx(tx_id)));
         this.mutations.push({ operation: op, result });
         return result;
       } catch (error) {
@@ -249,5 +242,52 @@ export class PhaseScope {
 
   close(): void {
     this.open = false;
+  }
+}
+
+/** A CallContext whose abort signal exists only once someone looks at it. */
+class ScopeContext implements CallContext {
+  constructor(
+    readonly trace_id: string,
+    readonly workspace_id: string,
+    private readonly abort: { readonly signal: AbortSignal } | undefined,
+  ) {}
+
+  get signal(): AbortSignal | undefined {
+    return this.abort?.signal;
+  }
+}
+
+/** The substrates a handler sees, each built on first use: most phases touch one or none. */
+class LazySubstrates implements BoundSubstrateSet {
+  private m?: Bound<MemorySubstrate>;
+  private p?: Bound<PolicySubstrate>;
+  private a?: Bound<AuditSubstrate>;
+  private u?: Bound<AuthSubstrate>;
+
+  constructor(protected readonly scope: PhaseScope) {}
+
+  get memory(): Bound<MemorySubstrate> {
+    return (this.m ??= this.scope.makeMemory());
+  }
+
+  get policy(): Bound<PolicySubstrate> {
+    return (this.p ??= this.scope.makePassThrough<PolicySubstrate>("policy"));
+  }
+
+  get audit(): Bound<AuditSubstrate> {
+    return (this.a ??= this.scope.makeAudit());
+  }
+
+  get auth(): Bound<AuthSubstrate> {
+    return (this.u ??= this.scope.makePassThrough<AuthSubstrate>("auth"));
+  }
+}
+
+class LazySubstratesWithTime extends LazySubstrates {
+  private t?: Bound<TimeSubstrate>;
+
+  get time(): Bound<TimeSubstrate> {
+    return (this.t ??= this.scope.makePassThrough<TimeSubstrate>("time"));
   }
 }

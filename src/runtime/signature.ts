@@ -9,7 +9,7 @@
  */
 import { createBLAKE3, type IHasher } from "hash-wasm";
 import type { SignatureRecipe } from "../grammar/signature-recipe.js";
-import { canonicalJson } from "./canonical-json.js";
+import { canonicalJson } from "../json/canonical-json.js";
 
 let hasher: IHasher | undefined;
 let loading: Promise<void> | undefined;

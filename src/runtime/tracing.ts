@@ -23,10 +23,11 @@ export function startIterationSpan(traceId: string, parentSpanId: string, attrib
   return getTracer().startSpan("pulse.iteration", { kind: SpanKind.INTERNAL, attributes }, parent);
 }
 
-export function startPhaseSpan(iteration: Span, name: string, attributes: Attributes): Span {
+export function startPhaseSpan(iteration: Span, loopId: string, phaseId: string, kind: string, attempt: number): Span {
   // Without a recording SDK the iteration span is a no-op, and so would every phase span be.
   if (!iteration.isRecording()) return iteration;
-  return getTracer().startSpan(name, { kind: SpanKind.INTERNAL, attributes }, trace.setSpan(context.active(), iteration));
+  const attributes: Attributes = { "pulse.loop_id": loopId, "pulse.phase_id": phaseId, "pulse.phase_kind": kind, "pulse.attempt": attempt };
+  return getTracer().startSpan(`pulse.phase ${phaseId}`, { kind: SpanKind.INTERNAL, attributes }, trace.setSpan(context.active(), iteration));
 }
 
 export function endSpan(span: Span, error?: { code: string; message: string }): void {

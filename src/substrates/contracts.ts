@@ -131,6 +131,19 @@ export interface SubstrateSet {
 
 export type SubstrateSlotName = keyof SubstrateSet;
 
+/** A substrate as a phase handler sees it: the runtime supplies the CallContext of every call. */
+export type Bound<T> = {
+  [K in keyof T]: T[K] extends (args: infer A, ctx: CallContext) => infer R ? (args: A) => R : T[K];
+};
+
+export interface BoundSubstrateSet {
+  memory: Bound<MemorySubstrate>;
+  policy: Bound<PolicySubstrate>;
+  audit: Bound<AuditSubstrate>;
+  auth: Bound<AuthSubstrate>;
+  time?: Bound<TimeSubstrate>;
+}
+
 /** Every operation of every contract, by slot: the HTTP protocol and the recorders use it. */
 export const SUBSTRATE_OPERATIONS = {
   memory: ["retrieve_context", "store_node", "store_edge", "learn_from_outcome", "consolidate", "topology_analyze", "begin_transaction", "commit_transaction", "rollback_transaction"],

@@ -163,3 +163,25 @@ describe("loop status", () => {
     expect(loop.status()).toBe("stopped");
   });
 });
+
+describe("routes that loop back", () => {
+  it("audit every visit to a phase, even a second identical one in the same iteration", async () => {
+    const m = manifestWith((m) => {
+      m.phases[1].outputs = { to: "phase:fetch|phase:apply" };
+    });
+    let visits = 0;
+    const { loop, audit } = await setup(m, {
+      handlers: { retrieve: () => ({ same: true }), route: () => (++visits === 1 ? { next: "fetch" } : { next: "apply" }), act: () => ({ causal_parent_ids: [] }), learn: () => ({}) },
+    });
+    const r = await loop.runIteration({ traceId: TRACE, input: { same: true } });
+    expect(r.phases.map((p) => p.phase_id)).toEqual(["fetch", "decide", "fetch", "decide", "apply", "learn"]);
+    expect(auditShape(await audit(TRACE)).filter((e) => e.startsWith("phase."))).toEqual([
+      "phase.completed fetch",
+      "phase.routed decide",
+      "phase.completed fetch",
+      "phase.routed decide",
+      "phase.completed apply",
+      "phase.completed learn",
+    ]);
+  });
+});

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { blake3 } from "@noble/hashes/blake3.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { blake3Hex, initSignatures, narrowInputs, phaseSignature, signatureOf } from "../../src/runtime/signature.js";
-import { canonicalJson } from "../../src/runtime/canonical-json.js";
+import { canonicalJson } from "../../src/json/canonical-json.js";
 import { parseSignatureRecipe } from "../../src/grammar/signature-recipe.js";
 
 // The official BLAKE3 test vectors (BLAKE3-team/BLAKE3 test_vectors/test_vectors.json): input of

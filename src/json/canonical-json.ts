@@ -11,9 +11,8 @@ export class CanonicalJsonError extends Error {
 
 export const MAX_CANONICAL_DEPTH = 128;
 
-/** Thrown inside the writer; the path is assembled only while a refusal unwinds. */
+/** Thrown inside the writer; where it happened is worked out only after a refusal. */
 class Refusal {
-  readonly segments: string[] = [];
   constructor(readonly what: string) {}
 }
 
@@ -21,27 +20,53 @@ export function canonicalJson(value: unknown): string {
   try {
     return write(value, 0);
   } catch (error) {
-    if (error instanceof Refusal) throw new CanonicalJsonError(`$${error.segments.reverse().join("")} ${error.what}`);
+    if (error instanceof Refusal) throw new CanonicalJsonError(`${locate(value, 0, "$") ?? "$"} ${error.what}`);
     throw error;
   }
 }
 
-function within(segment: string, value: unknown, depth: number): string {
-  try {
-    return write(value, depth);
-  } catch (error) {
-    if (error instanceof Refusal) error.segments.push(segment);
-    throw error;
+/** The path of the first value the writer refuses (the slow path, after a refusal). */
+function locate(value: unknown, depth: number, path: string): string | undefined {
+  if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") return path;
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+  if (value === null || typeof value !== "object") return undefined;
+  if (depth >= MAX_CANONICAL_DEPTH) return path;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = locate(value[i], depth + 1, `${path}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
   }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    return typeof toJSON === "function" ? locate(toJSON.call(value), depth + 1, path) : path;
+  }
+  for (const key of Object.keys(value).sort()) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item === undefined) continue;
+    const found = locate(item, depth + 1, `${path}.${key}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Strings with nothing to escape (the usual case) are quoted without JSON.stringify's work. */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+function quote(s: string): string {
+  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
 }
 
 function write(value: unknown, depth: number): string {
   switch (typeof value) {
     case "string":
-      return JSON.stringify(value);
+      return quote(value);
     case "number":
       if (!Number.isFinite(value)) throw new Refusal(`is ${value}, which JSON cannot represent`);
-      return JSON.stringify(value);
+      // For finite numbers String() is the ECMAScript shortest form JSON.stringify writes.
+      return String(value);
     case "boolean":
       return value ? "true" : "false";
     case "object": {
@@ -53,11 +78,9 @@ function write(value: unknown, depth: number): string {
           if (i > 0) out += ",";
           const item = value[i];
           if (item === undefined || typeof item === "function" || typeof item === "symbol") {
-            const refusal = new Refusal(`is ${item === undefined ? "undefined" : `a ${typeof item}`}, which JSON cannot represent`);
-            refusal.segments.push(`[${i}]`);
-            throw refusal;
+            throw new Refusal(`is ${item === undefined ? "undefined" : `a ${typeof item}`}, which JSON cannot represent`);
           }
-          out += within(`[${i}]`, item, depth + 1);
+          out += write(item, depth + 1);
         }
         return out + "]";
       }
@@ -67,19 +90,17 @@ function write(value: unknown, depth: number): string {
         if (typeof toJSON === "function") return write(toJSON.call(value), depth + 1);
         throw new Refusal(`is a ${proto?.constructor?.name ?? "non-plain object"}, not plain JSON data`);
       }
-      const keys = Object.keys(value).sort();
+      const keys = Object.keys(value);
+      if (keys.length > 1) keys.sort();
       let out = "{";
       let first = true;
-      for (const key of keys) {
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as string;
         const item = (value as Record<string, unknown>)[key];
         // As JSON.stringify does: a property whose value is undefined is absent.
         if (item === undefined) continue;
-        if (typeof item === "function" || typeof item === "symbol") {
-          const refusal = new Refusal(`is a ${typeof item}, which JSON cannot represent`);
-          refusal.segments.push(`.${key}`);
-          throw refusal;
-        }
-        out += (first ? "" : ",") + JSON.stringify(key) + ":" + within(`.${key}`, item, depth + 1);
+        if (typeof item === "function" || typeof item === "symbol") throw new Refusal(`is a ${typeof item}, which JSON cannot represent`);
+        out += (first ? "" : ",") + quote(key) + ":" + write(item, depth + 1);
         first = false;
       }
       return out + "}";

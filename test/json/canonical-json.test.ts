@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import canonicalize from "canonicalize";
-import { canonicalJson } from "../../src/runtime/canonical-json.js";
+import { canonicalJson } from "../../src/json/canonical-json.js";
 
 describe("canonicalJson (RFC 8785)", () => {
   it("is byte-identical to the canonicalize package on arbitrary JSON", () => {
