@@ -11,3 +11,5 @@ export * from "./substrates/contracts.js";
 export { SubstrateRegistry, type SubstrateFactory } from "./substrates/registry.js";
 export type * from "./manifest/types.js";
 export type * from "./tokens/types.js";
+export { buildGraph, renderDiagram, toMermaid, toDot, toJson } from "./diagram/index.js";
+export type { DiagramGraph } from "./diagram/index.js";

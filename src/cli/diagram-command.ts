@@ -3,17 +3,16 @@
  * diagnostics, build one graph model, render it, write it. A function of its options and a
  * CliIO, so tests run it in-process.
  */
-import { rename, rm, writeFile } from "node:fs/promises";
-import { basename, dirname, extname, join, resolve } from "node:path";
+import { extname, resolve } from "node:path";
 import type { FileResult } from "../validator/diagnostic.js";
 import { validateSources } from "../validator/validate.js";
 import { compactLine } from "../format/compact.js";
-import { DEFAULT_MAX_BYTES, parseSourceBytes, readSource, SourceReadError, type ManifestSource } from "../source/load.js";
+import { DEFAULT_MAX_BYTES } from "../source/load.js";
 import { buildGraph } from "../diagram/build.js";
 import type { DiagramCliOptions } from "../diagram/cli-options.js";
 import { EXTENSION_FORMATS, type DiagramFormat, type Layout, type SubstrateMode } from "../diagram/model.js";
 import { renderDiagram } from "../diagram/render.js";
-import { expandOperands } from "./expand-paths.js";
+import { parseCount, readManifestSources, writeAtomically } from "./inputs.js";
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { VERSION } from "../version.js";
@@ -24,12 +23,6 @@ import { VERSION } from "../version.js";
  * makes the manifest invalid, and an invalid manifest is not drawn.
  */
 const DRAWN_RULES = new Set(["pulse/connection-unresolved", "pulse/signal-source-unresolved"]);
-
-function parseCount(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${flag} takes a non-negative integer, not "${value}"`);
-  return Number(value);
-}
 
 export function chooseFormat(format: string | undefined, output: string | undefined): DiagramFormat {
   if (format !== undefined) return format as DiagramFormat;
@@ -43,39 +36,6 @@ export function chooseFormat(format: string | undefined, output: string | undefi
   return inferred;
 }
 
-async function readSources(operands: readonly string[], opts: DiagramCliOptions, io: CliIO, maxBytes: number): Promise<ManifestSource[]> {
-  if (operands.length === 0) throw new UsageError("no manifest given: pass files, directories, globs, or - for stdin (see --help)");
-  if (opts.stdinFilename !== undefined && !operands.includes("-")) throw new UsageError("--stdin-filename only applies when - (stdin) is an operand");
-  if (operands.filter((o) => o === "-").length > 1) throw new UsageError("stdin (-) can only be read once");
-  const expansion = await expandOperands(operands.filter((o) => o !== "-"), io.cwd);
-  if (expansion.unmatched.length > 0) throw new UsageError(`no manifest matched ${expansion.unmatched.map((u) => `"${u}"`).join(", ")}`);
-  const sources: ManifestSource[] = [];
-  if (operands.includes("-")) sources.push(await parseSourceBytes(opts.stdinFilename ?? "<stdin>", await io.readStdin(), { maxBytes }));
-  for (const file of expansion.files) {
-    try {
-      sources.push({ ...(await readSource(resolve(io.cwd, file), { maxBytes })), file });
-    } catch (e) {
-      if (e instanceof SourceReadError) throw new UsageError(e.message.replace(resolve(io.cwd, file), file));
-      throw e;
-    }
-  }
-  return sources;
-}
-
-/** Write-then-rename: an interrupted or refused run never leaves a truncated diagram behind. */
-async function writeAtomically(file: string, shown: string, text: string): Promise<void> {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  try {
-    await writeFile(tmp, text);
-    await rename(tmp, file);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException)?.code;
-    const reason = code === "ENOENT" ? "no such directory" : code === "EACCES" || code === "EPERM" ? "permission denied" : code === "EISDIR" ? "it is a directory" : (code ?? String(e));
-    throw new UsageError(`cannot write ${shown}: ${reason}`);
-  }
-}
-
 function errorLines(results: readonly FileResult[], keep: (rule: string) => boolean): string[] {
   return results.flatMap((r) => r.diagnostics.filter((d) => d.severity === "error" && keep(d.rule)).map((d) => compactLine(r.file, d)));
 }
@@ -84,7 +44,7 @@ export async function runDiagram(operands: readonly string[], opts: DiagramCliOp
   const depth = parseCount("--depth", opts.depth);
   const maxBytes = parseCount("--max-file-size", opts.maxFileSize) ?? DEFAULT_MAX_BYTES;
   const format = chooseFormat(opts.format, opts.output);
-  const sources = await readSources(operands, opts, io, maxBytes);
+  const sources = await readManifestSources(operands, opts.stdinFilename, io, maxBytes);
 
   const results = validateSources(sources);
   const refusals = errorLines(results, (rule) => !DRAWN_RULES.has(rule));

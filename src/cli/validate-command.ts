@@ -3,16 +3,16 @@
  * function of its options and a CliIO, so tests run it in-process; the bins only wire it to
  * the real process.
  */
-import { appendFile, rename, writeFile } from "node:fs/promises";
-import { dirname, basename, join, resolve } from "node:path";
+import { appendFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { Option } from "commander";
 import { summarize, type FileResult } from "../validator/diagnostic.js";
 import { RULES, ruleInfo } from "../validator/rule-catalog.js";
 import { closest, didYouMean } from "../validator/suggest.js";
 import { validateSources, type SeverityOverride } from "../validator/validate.js";
-import { DEFAULT_MAX_BYTES, parseSourceBytes, readSource, SourceReadError, type ManifestSource } from "../source/load.js";
-import { expandOperands } from "./expand-paths.js";
+import { DEFAULT_MAX_BYTES } from "../source/load.js";
+import { parseCount, readManifestSources, writeAtomically } from "./inputs.js";
 import { EXIT, UsageError } from "./exit-codes.js";
 import { useColor, type CliIO } from "./io.js";
 import { loadRuleConfig } from "./rule-config.js";
@@ -70,12 +70,6 @@ export function addValidateOptions(cmd: Command): Command {
     .option("--max-file-size <bytes>", `refuse manifests larger than this (default ${DEFAULT_MAX_BYTES})`);
 }
 
-function parseCount(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${flag} takes a non-negative integer, not "${value}"`);
-  return Number(value);
-}
-
 export function explainRule(id: string): string {
   const info = ruleInfo(id);
   if (!info) {
@@ -110,13 +104,6 @@ function chooseFormat(requested: string | undefined, io: CliIO): FormatName {
   return io.stdoutIsTTY ? "pretty" : "compact";
 }
 
-/** Write-then-rename, so an interrupted run never leaves a truncated report behind. */
-async function writeAtomically(file: string, text: string): Promise<void> {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  await writeFile(tmp, text);
-  await rename(tmp, file);
-}
-
 export async function runValidate(operands: readonly string[], opts: ValidateCliOptions, io: CliIO): Promise<number> {
   if (opts.explain !== undefined) {
     io.stdout(explainRule(opts.explain));
@@ -129,28 +116,7 @@ export async function runValidate(operands: readonly string[], opts: ValidateCli
   const maxWarnings = parseCount("--max-warnings", opts.maxWarnings);
   const maxBytes = parseCount("--max-file-size", opts.maxFileSize) ?? DEFAULT_MAX_BYTES;
   const severities: Record<string, SeverityOverride> = opts.config ? await loadRuleConfig(opts.config, io.cwd) : {};
-  if (operands.length === 0) throw new UsageError("no manifest given: pass files, directories, globs, or - for stdin (see --help)");
-  if (opts.stdinFilename !== undefined && !operands.includes("-")) throw new UsageError("--stdin-filename only applies when - (stdin) is an operand");
-  if (operands.filter((o) => o === "-").length > 1) throw new UsageError("stdin (-) can only be read once");
-
-  const expansion = await expandOperands(operands.filter((o) => o !== "-"), io.cwd);
-  if (expansion.unmatched.length > 0) {
-    throw new UsageError(`no manifest matched ${expansion.unmatched.map((u) => `"${u}"`).join(", ")}`);
-  }
-  const sources: ManifestSource[] = [];
-  for (const operand of operands) {
-    if (operand !== "-") continue;
-    const name = opts.stdinFilename ?? "<stdin>";
-    sources.push(await parseSourceBytes(name, await io.readStdin(), { maxBytes }));
-  }
-  for (const file of expansion.files) {
-    try {
-      sources.push({ ...(await readSource(resolve(io.cwd, file), { maxBytes })), file });
-    } catch (e) {
-      if (e instanceof SourceReadError) throw new UsageError(e.message.replace(resolve(io.cwd, file), file));
-      throw e;
-    }
-  }
+  const sources = await readManifestSources(operands, opts.stdinFilename, io, maxBytes);
 
   const results: FileResult[] = validateSources(sources, { strict: opts.strict === true, severities });
   const format = chooseFormat(opts.format, io);
@@ -160,7 +126,7 @@ export async function runValidate(operands: readonly string[], opts: ValidateCli
     rules: RULES.map((r) => ({ id: r.id, summary: r.summary, explanation: r.explanation, defaultSeverity: r.severity })),
     quiet: opts.quiet === true,
   });
-  if (opts.output) await writeAtomically(resolve(io.cwd, opts.output), report.stdout);
+  if (opts.output) await writeAtomically(resolve(io.cwd, opts.output), opts.output, report.stdout);
   else io.stdout(report.stdout);
   if (report.stepSummary && io.env.GITHUB_STEP_SUMMARY) {
     await appendFile(io.env.GITHUB_STEP_SUMMARY, report.stepSummary);

@@ -5,7 +5,9 @@ import { resolve } from "node:path";
 export const ROOT = resolve(import.meta.dirname, "../..");
 
 /** Runs a shipped bin (as built by `npm run build`) and captures everything. */
-export function runBin(bin: "pulse" | "pulse-validate", args: string[], options: { input?: string; env?: Record<string, string>; cwd?: string } = {}) {
+export type Bin = "pulse" | "pulse-validate" | "pulse-diagram" | "pulse-conform";
+
+export function runBin(bin: Bin, args: string[], options: { input?: string; env?: Record<string, string>; cwd?: string } = {}) {
   const path = resolve(ROOT, "dist/bin", `${bin}.mjs`);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm test does)`);
   const env: Record<string, string> = { PATH: process.env.PATH ?? "", ...options.env };

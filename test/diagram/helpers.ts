@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { runBin, type Bin } from "../cli/run-bin.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { Command } from "commander";
@@ -42,11 +42,9 @@ export async function diagram(args: string[], options: { cwd?: string; stdin?: s
 }
 
 /** A shipped bin, as built by `npm run build`. */
-export function runBuiltBin(bin: "pulse" | "pulse-diagram" | "pulse-validate", args: string[], cwd = ROOT): Run {
-  const path = resolve(ROOT, "dist/bin", `${bin}.mjs`);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm test does)`);
-  const r = spawnSync(process.execPath, [path, ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+export function runBuiltBin(bin: Bin, args: string[], cwd = ROOT): Run {
+  const r = runBin(bin, args, { cwd });
+  return { code: r.code ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** The graph of files, directories or globs, read as the CLI reads them. */
