@@ -40,19 +40,22 @@ export function toPointer(segments: readonly (string | number)[]): string {
 }
 
 /** The deepest node on the pointer's path, and how many segments it resolved. */
-export function walk(root: SourceNode, pointer: string): { node: SourceNode; depth: number; segments: string[] } {
-  const segments = pointerSegments(pointer);
+export function walk(root: SourceNode, pointer: string): { node: SourceNode; resolved: boolean } {
   let node = root;
-  let depth = 0;
-  for (const seg of segments) {
+  const escaped = pointer.includes("~");
+  for (let at = 1; at <= pointer.length && pointer !== ""; ) {
+    let end = pointer.indexOf("/", at);
+    if (end < 0) end = pointer.length;
+    let seg = pointer.slice(at, end);
+    if (escaped) seg = seg.replace(/~1/g, "/").replace(/~0/g, "~");
     let next: SourceNode | undefined;
     if (node.kind === "object") next = node.entries?.get(seg);
     else if (node.kind === "array" && isIndex(seg)) next = node.items?.[Number(seg)];
-    if (!next) break;
+    if (!next) return { node, resolved: false };
     node = next;
-    depth++;
+    at = end + 1;
   }
-  return { node, depth, segments };
+  return { node, resolved: true };
 }
 
 /**
@@ -60,8 +63,7 @@ export function walk(root: SourceNode, pointer: string): { node: SourceNode; dep
  * the value. A pointer that does not fully resolve lands on the deepest node that exists.
  */
 export function spanOf(root: SourceNode, pointer: string, preferKey = false): Span {
-  const { node, depth, segments } = walk(root, pointer);
-  const resolved = depth === segments.length;
+  const { node, resolved } = walk(root, pointer);
   if ((preferKey || !resolved) && node.keyStart !== undefined && node.keyEnd !== undefined) {
     return { start: node.keyStart, end: node.keyEnd };
   }

@@ -55,6 +55,7 @@ function valueAt(root: unknown, pointer: string): unknown {
 }
 
 export function schemaFindings(errors: readonly ErrorObject[], document: unknown): Finding[] {
+  if (errors.length === 0) return [];
   const findings: Finding[] = [];
   const missing = new Map<string, { props: string[]; conditional: boolean }>();
   const seen = new Set<string>();
