@@ -26,6 +26,8 @@ export class CircuitBreaker {
     private readonly clock: Clock,
     private readonly options: CircuitOptions,
     private readonly onChange: (state: CircuitState, previous: CircuitState) => void,
+    /** The "no-circuit" mutant of the conformance self-test: never opens. */
+    private readonly disabled = false,
   ) {}
 
   get current(): CircuitState {
@@ -56,6 +58,7 @@ export class CircuitBreaker {
   }
 
   failed(): void {
+    if (this.disabled) return;
     this.probing = false;
     this.failures++;
     if (this.state === "half_open" || (this.state === "closed" && this.failures >= this.options.failureThreshold)) {

@@ -23,11 +23,16 @@ export class IdempotencyCache {
   private readonly inflight = new Map<string, Promise<IdempotencyEntry | undefined>>();
   private readonly generationSize: number;
 
-  constructor(readonly maxEntriesPerWorkspace = 10_000) {
+  constructor(
+    readonly maxEntriesPerWorkspace = 10_000,
+    /** The "tenantless-cache" mutant of the conformance self-test: one cache for every workspace. */
+    private readonly tenantless = false,
+  ) {
     this.generationSize = Math.max(1, Math.floor(maxEntriesPerWorkspace / 2));
   }
 
   get(workspace: string, signature: string): IdempotencyEntry | undefined {
+    if (this.tenantless) workspace = "*";
     const g = this.workspaces.get(workspace);
     if (!g) return undefined;
     const young = g.young.get(signature);
@@ -38,6 +43,7 @@ export class IdempotencyCache {
   }
 
   set(workspace: string, signature: string, entry: IdempotencyEntry): void {
+    if (this.tenantless) workspace = "*";
     let g = this.workspaces.get(workspace);
     if (!g) {
       g = { young: new Map(), old: new Map() };
@@ -56,11 +62,13 @@ export class IdempotencyCache {
 
   /** The running invocation with this signature, if any. */
   running(workspace: string, signature: string): Promise<IdempotencyEntry | undefined> | undefined {
+    if (this.tenantless) workspace = "*";
     return this.inflight.get(`${workspace}\u0000${signature}`);
   }
 
   /** Marks an invocation as running until `done` settles (resolving to its entry, or undefined on failure). */
   track(workspace: string, signature: string, done: Promise<IdempotencyEntry | undefined>): void {
+    if (this.tenantless) workspace = "*";
     const key = `${workspace}\u0000${signature}`;
     this.inflight.set(key, done);
     const clear = () => {

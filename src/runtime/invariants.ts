@@ -26,10 +26,10 @@ export function checkFeedbackPath(loop: CompiledLoop, phase: CompiledPhase, inpu
 }
 
 /** §7.4: a route phase that sees max_kappa > 0 must decide "deliberate". */
-export function checkKappaRouting(loop: CompiledLoop, phase: CompiledPhase, decision: string | undefined, it: IterationContext): void {
+export function checkKappaRouting(loop: CompiledLoop, phase: CompiledPhase, decision: string | undefined, it: IterationContext, above = 0): void {
   if (!loop.invariants.kappa_routing) return;
   const topology = it.tokens.get("TopologyContext");
-  if (!topology || !(topology.max_kappa > 0)) return;
+  if (!topology || !(topology.max_kappa > above)) return;
   if (decision !== "deliberate") {
     throw new InvariantViolation(
       "kappa_routing",

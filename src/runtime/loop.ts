@@ -24,6 +24,7 @@ import { TokenLedger } from "./tokens.js";
 import { endSpan, startIterationSpan } from "./tracing.js";
 import { isTraceId, newSpanId, newTraceId } from "./trace.js";
 import type { Token } from "../tokens/types.js";
+import type { MutantName } from "./mutants.js";
 
 export interface IterationRequest {
   /** Workspace (tenant) the iteration runs in; "default" when omitted. */
@@ -84,6 +85,7 @@ export interface LoopOptions {
   hooks: LoopHooks;
   /** The runtime's stream, which also receives this loop's events. */
   events?: EventStream;
+  mutant?: MutantName | undefined;
 }
 
 interface WorkspaceState {
@@ -135,7 +137,7 @@ export class Loop {
     this.events = new EventStream(o.events);
     this.stepper = stepper;
     this.template = stepper.initial;
-    const breaker = (slot: string) => new CircuitBreaker(slot, o.clock, o.circuit, (state, previous) => this.circuitChanged(slot, state, previous));
+    const breaker = (slot: string) => new CircuitBreaker(slot, o.clock, o.circuit, (state, previous) => this.circuitChanged(slot, state, previous), o.mutant === "no-circuit");
     this.breakers = { memory: breaker("memory"), policy: breaker("policy"), audit: breaker("audit"), auth: breaker("auth") };
     if (o.substrates.time) this.breakers.time = breaker("time");
     const telemetry = o.compiled.manifest.telemetry;
@@ -153,6 +155,7 @@ export class Loop {
       resolveHandler: (phase) => this.handlers.get(phase.id) ?? o.resolveHandler(this, phase),
       measureSizes: this.telemetryRecorder.measureSizes,
       onViolation: (v, it) => this.violated(v, it),
+      mutant: o.mutant,
     });
   }
 
@@ -354,6 +357,7 @@ export class Loop {
     if (outcome.routedTo !== undefined) data.next = outcome.routedTo;
     if (outcome.act) data.causal_parent_ids = outcome.act.causal_parent_ids;
     await audit.transition(phase.kind === "route" ? "phase.routed" : "phase.completed", phase.id, outcome.signature, data);
+    if (this.o.mutant === "double-audit-on-retry") for (let i = 1; i < (outcome.attempts ?? 1); i++) await audit.append("phase.completed", phase.id, outcome.signature, data);
     if (outcome.act && ws) remember(ws.actions, outcome.act);
     const duration = this.o.clock.now() - began;
     this.telemetryRecorder.phase(phase.id, outcome.replayed ? "replayed" : "completed", duration, outcome.inputSize, outcome.outputSize);

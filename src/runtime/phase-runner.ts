@@ -18,6 +18,7 @@ import type { TokenLedger } from "./tokens.js";
 import { checkFeedbackPath, checkKappaRouting, checkOutcomeGrounding, checkQuorum } from "./invariants.js";
 import { endSpan, startPhaseSpan } from "./tracing.js";
 import type { Token } from "../tokens/types.js";
+import type { MutantName } from "./mutants.js";
 
 export interface PhaseContext {
   input: unknown;
@@ -64,7 +65,7 @@ export interface IterationContext {
 }
 
 export type PhaseOutcome =
-  | { kind: "completed"; output: unknown; signature: string; replayed: boolean; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number }
+  | { kind: "completed"; output: unknown; signature: string; replayed: boolean; attempts?: number; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number }
   | { kind: "failed"; error: PulseError; signature: string; directive: FailureDirective | "fail" };
 
 export interface RunnerOptions {
@@ -79,6 +80,7 @@ export interface RunnerOptions {
   resolveHandler: (phase: CompiledPhase) => PhaseHandler | undefined;
   measureSizes: boolean;
   onViolation: (violation: InvariantViolation, iteration: IterationContext) => void;
+  mutant?: MutantName | undefined;
 }
 
 /** What a handler receives; a class so the per-phase allocation stays cheap (getters on the prototype). */
@@ -159,12 +161,12 @@ export class PhaseRunner {
       signature = phaseSignature({ loop_id: loop.loopId, phase_id: phase.id, workspace_id: it.workspaceId, inputs: input }, phase.recipe);
       // The input is the previous phase's output (observed then) or the iteration's input
       // (observed when the iteration started): no need to look at it again.
-      checkFeedbackPath(loop, phase, input, it);
+      if (this.o.mutant !== "no-order-guard") checkFeedbackPath(loop, phase, input, it);
     } catch (error) {
       return this.fail(phase, signature, asPulseError(phase.id, error), it);
     }
 
-    if (phase.idempotent) {
+    if (phase.idempotent && this.o.mutant !== "re-executes") {
       const cached = this.o.idempotency.get(it.workspaceId, signature);
       if (cached) return this.replay(phase, signature, cached, it);
       // No await before track() unless a duplicate is already running: a yield here would let
@@ -206,7 +208,10 @@ export class PhaseRunner {
     if (!handler) return this.fail(phase, signature, new NoHandlerError(this.o.loop.loopId, phase.id, phase.kind), it);
     for (let attempt = 0; ; attempt++) {
       const result = await this.attempt(phase, handler, input, signature, attempt, it);
-      if (result.kind === "completed") return result;
+      if (result.kind === "completed") {
+        if (attempt > 0) result.attempts = attempt + 1;
+        return result;
+      }
       const { error } = result;
       if (phase.onFailure === "retry" && attempt < phase.maxRetries && isRetryable(error)) {
         const delay = this.backoff(attempt);
@@ -232,6 +237,7 @@ export class PhaseRunner {
       // Only a timeout aborts substrate calls in flight; other late calls meet a closed scope.
       abort: phase.timeoutMs === undefined ? undefined : controller,
       feedbackImmutability: loop.invariants.feedback_immutability,
+      mutant: this.o.mutant,
       traceIdPropagation: loop.invariants.trace_id_propagation,
       observe: (value, where) => it.tokens.observe(value, where),
       onViolation: (v) => this.o.onViolation(v, it),
@@ -248,11 +254,11 @@ export class PhaseRunner {
       const canonical = phase.idempotent || this.o.measureSizes ? canonicalJson(output) : "";
       it.tokens.observe(output, `phase ${phase.id} output`);
       const routing = phase.kind === "route" ? this.route(phase, output) : {};
-      if (phase.kind === "route") checkKappaRouting(loop, phase, routing.decision, it);
+      if (phase.kind === "route") checkKappaRouting(loop, phase, routing.decision, it, this.o.mutant === "kappa-threshold-half" ? 0.5 : 0);
       let act: ActRecord | undefined;
       if (phase.kind === "act") {
         act = checkOutcomeGrounding(loop, phase, output, signature);
-        checkQuorum(loop, phase, this.o.quorumThreshold, it);
+        if (this.o.mutant !== "commits-early") checkQuorum(loop, phase, this.o.quorumThreshold, it);
       }
       await scope.commit();
       if (phase.idempotent) this.o.idempotency.set(it.workspaceId, signature, { output, canonical });

@@ -21,6 +21,8 @@ import {
 } from "../substrates/contracts.js";
 import type { CircuitBreaker } from "./circuit-breaker.js";
 import { InvariantViolation } from "./errors.js";
+import type { MutantName } from "./mutants.js";
+import { newTraceId } from "./trace.js";
 
 export interface Breakers {
   memory: CircuitBreaker;
@@ -42,6 +44,7 @@ export interface ScopeOptions {
   traceIdPropagation: boolean;
   /** Called with tokens substrates return (TopologyContext, ConsolidationEvent), for the invariants. */
   observe: (value: unknown, where: string) => void;
+  mutant?: MutantName | undefined;
   /** Told about violations raised inside substrate calls, which a handler may swallow. */
   onViolation: (violation: InvariantViolation) => void;
 }
@@ -79,7 +82,7 @@ export class PhaseScope {
     private readonly breakers: Breakers,
     private readonly options: ScopeOptions,
   ) {
-    this.ctx = new ScopeContext(options.traceId, options.workspaceId, options.abort);
+    this.ctx = new ScopeContext(options.traceId, options.workspaceId, options.abort, options.mutant === "fresh-trace-per-call");
     this.substrates = target.time ? new LazySubstratesWithTime(this) : new LazySubstrates(this);
   }
 
@@ -151,6 +154,11 @@ export class PhaseScope {
     };
     const write = <A, R>(op: string, call: (args: A, ctx: CallContext) => Promise<R>) => async (args: A): Promise<R> => {
       this.ensureOpen("memory", op);
+      if (this.options.mutant === "interleaved-writes") {
+        const result = await guarded(breaker, () => call.call(memory, args, this.ctx));
+        this.mutations.push({ operation: op, result });
+        return result;
+      }
       const tx_id = await this.transaction();
       try {
         const result = await guarded(breaker, () => call.call(memory, args, this.withTx(tx_id)));
@@ -248,10 +256,16 @@ export class PhaseScope {
 /** A CallContext whose abort signal exists only once someone looks at it. */
 class ScopeContext implements CallContext {
   constructor(
-    readonly trace_id: string,
+    private readonly traceId: string,
     readonly workspace_id: string,
     private readonly abort: { readonly signal: AbortSignal } | undefined,
+    /** The "fresh-trace-per-call" mutant of the conformance self-test. */
+    private readonly freshTrace = false,
   ) {}
+
+  get trace_id(): string {
+    return this.freshTrace ? newTraceId() : this.traceId;
+  }
 
   get signal(): AbortSignal | undefined {
     return this.abort?.signal;

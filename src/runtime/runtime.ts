@@ -24,6 +24,7 @@ import { Loop, type LoopHooks } from "./loop.js";
 import { buildLoopMachine, LoopStepper } from "./machine.js";
 import type { PhaseHandler } from "./phase-runner.js";
 import { initSignatures } from "./signature.js";
+import type { MutantName } from "./mutants.js";
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -38,6 +39,8 @@ export interface RuntimeOptions {
   /** Used for phases no other handler covers (e.g. `pulse run`'s recording handlers). */
   defaultHandler?: PhaseHandler;
   hooks?: LoopHooks;
+  /** A deliberately broken variant, for `pulse-conform selftest` only (see mutants.ts). */
+  mutant?: MutantName;
 }
 
 export interface LoadOptions {
@@ -68,7 +71,7 @@ export class Runtime {
     this.clock = options.clock ?? systemClock;
     this.registry = options.registry ?? new SubstrateRegistry();
     this.registry.fallbackTo(inMemorySubstrateFactory());
-    this.idempotency = new IdempotencyCache(options.idempotencyCacheSize);
+    this.idempotency = new IdempotencyCache(options.idempotencyCacheSize, options.mutant === "tenantless-cache");
   }
 
   /** Handler for a phase id (in any loop), or `"<loop_id>/<phase_id>"` for one loop only. */
@@ -107,7 +110,7 @@ export class Runtime {
       value = manifest;
     }
     // Cross-manifest references are the host's concern; a single loop only needs to be valid.
-    if (!result.valid) throw new ManifestRejectedError(result.file, result.diagnostics);
+    if (!result.valid && this.options.mutant !== "no-validation") throw new ManifestRejectedError(result.file, result.diagnostics);
     const compiled = compileLoop(structuredClone(value) as Manifest);
     if (this.loops.has(compiled.loopId)) throw new PulseError("LOOP_EXISTS", `loop ${compiled.loopId} is already loaded in this runtime`);
     const bound = this.registry.bind(compiled.manifest.substrates as unknown as Record<string, string | null>);
@@ -126,6 +129,7 @@ export class Runtime {
         resolveHandler: (l, phase) => this.resolveHandler(l, phase),
         hooks: this.options.hooks ?? {},
         events: this.events,
+        mutant: this.options.mutant,
       },
       new LoopStepper(buildLoopMachine(compiled)),
     );
