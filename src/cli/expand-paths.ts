@@ -52,9 +52,13 @@ function resolveFrom(cwd: string, path: string): string {
   return path.startsWith("/") ? path : join(cwd, path);
 }
 
-async function walkManifests(dir: string, cwd: string): Promise<string[]> {
+/**
+ * Files below `dir` (sorted, skipping dot folders, node_modules, dist and coverage) whose path,
+ * written as `prefix` + the relative path with forward slashes, passes `keep`.
+ */
+async function walkFiles(dir: string, cwd: string, prefix: (child: string) => string, keep: (path: string, name: string) => boolean): Promise<string[]> {
   const out: string[] = [];
-  const visit = async (d: string): Promise<void> => {
+  const visit = async (d: string, rel: string): Promise<void> => {
     let entries;
     try {
       entries = await readdir(resolveFrom(cwd, d), { withFileTypes: true });
@@ -63,16 +67,22 @@ async function walkManifests(dir: string, cwd: string): Promise<string[]> {
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
-      const path = d === "." ? e.name : join(d, e.name);
+      const path = rel === "" ? prefix(e.name) : `${rel}/${e.name}`;
       if (e.isDirectory()) {
-        if (!SKIP_DIRS.has(e.name) && !e.name.startsWith(".")) await visit(path);
-      } else if (e.isFile() && MANIFEST_EXTENSIONS.some((ext) => e.name.toLowerCase().endsWith(ext))) {
+        if (!SKIP_DIRS.has(e.name) && !e.name.startsWith(".")) await visit(join(d, e.name), path);
+      } else if (e.isFile() && keep(path, e.name)) {
         out.push(path);
       }
     }
   };
-  await visit(dir.replace(/[\\/]+$/, "") || ".");
+  await visit(dir, "");
   return out;
+}
+
+async function walkManifests(dir: string, cwd: string): Promise<string[]> {
+  const base = dir.replace(/[\\/]+$/, "") || ".";
+  const files = await walkFiles(base, cwd, (child) => (base === "." ? child : `${base}/${child}`), (_, name) => MANIFEST_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext)));
+  return files.map((f) => f.split("/").join(sep));
 }
 
 /** Glob → anchored RegExp over forward-slash paths: `*`, `?`, `**`, `[abc]`, `{a,b}`. */
@@ -120,25 +130,8 @@ async function expandGlob(glob: string, cwd: string): Promise<string[]> {
   }
   const base = staticParts.join("/") || ".";
   const re = globToRegExp(normalized);
-  const out: string[] = [];
-  const visit = async (dir: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(resolveFrom(cwd, dir), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
-      const path = dir === "." && !normalized.startsWith("./") ? e.name : `${dir}/${e.name}`;
-      if (e.isDirectory()) {
-        if (!SKIP_DIRS.has(e.name) && !e.name.startsWith(".")) await visit(path);
-      } else if (e.isFile() && re.test(path)) {
-        out.push(path);
-      }
-    }
-  };
+  const prefix = (child: string) => (base === "." && !normalized.startsWith("./") ? child : `${base}/${child}`);
   if (staticParts.length === parts.length) return [];
-  await visit(base === "" ? "/" : base);
+  const out = await walkFiles(base === "" ? "/" : base, cwd, prefix, (path) => re.test(path));
   return out.map((p) => (p.startsWith("/") ? p : relative(cwd, resolveFrom(cwd, p)) || p));
 }
