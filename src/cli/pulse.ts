@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { addValidateOptions, runValidate, VALIDATE_DESCRIPTION, VALIDATE_HELP, type ValidateCliOptions } from "./validate-command.js";
 import { addDiagramOptions, DIAGRAM_DESCRIPTION, DIAGRAM_HELP, type DiagramCliOptions } from "../diagram/cli-options.js";
+import { addRunOptions, runRun, RUN_DESCRIPTION, RUN_HELP, type RunCliOptions } from "./run-command.js";
 import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
@@ -30,6 +31,26 @@ addDiagramOptions(program.command("diagram"))
     // Loaded only when the subcommand runs, so `pulse validate` does not pay for it.
     const { runDiagram } = await import("./diagram-command.js");
     setExitCode(cmd, await runDiagram(paths, opts, io));
+  });
+
+addRunOptions(program.command("run"))
+  .description(RUN_DESCRIPTION)
+  .addHelpText("after", RUN_HELP)
+  .action(async (paths: string[], opts: RunCliOptions, cmd: Command) => {
+    const stop = {
+      onStop: (fn: () => void) => {
+        // First Ctrl-C: graceful stop. A second one: stop now.
+        let asked = false;
+        const handler = () => {
+          if (asked) process.exit(130);
+          asked = true;
+          fn();
+        };
+        process.on("SIGINT", handler);
+        process.on("SIGTERM", handler);
+      },
+    };
+    setExitCode(cmd, await runRun(paths, opts, io, stop));
   });
 
 process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");

@@ -46,7 +46,39 @@ export class AuditTrail {
     return this.seq;
   }
 
-  async append(eventType: string, phaseId: string | null, signature: string, data?: Record<string, unknown>): Promise<AuditEvent> {
+  private tail: Promise<unknown> | undefined;
+
+  /**
+   * Appends one event. Appends are numbered in the order they are called, one after another:
+   * a signal acknowledged later may append to a trail while its iteration is still appending.
+   */
+  append(eventType: string, phaseId: string | null, signature: string, data?: Record<string, unknown>): Promise<AuditEvent> {
+    if (!this.tail) {
+      const first = this.write(eventType, phaseId, signature, data);
+      this.tail = first;
+      void first.then(
+        () => this.release(first),
+        () => this.release(first),
+      );
+      return first;
+    }
+    const next = this.tail.then(
+      () => this.write(eventType, phaseId, signature, data),
+      () => this.write(eventType, phaseId, signature, data),
+    );
+    this.tail = next;
+    void next.then(
+      () => this.release(next),
+      () => this.release(next),
+    );
+    return next;
+  }
+
+  private release(done: Promise<unknown>): void {
+    if (this.tail === done) this.tail = undefined;
+  }
+
+  private async write(eventType: string, phaseId: string | null, signature: string, data?: Record<string, unknown>): Promise<AuditEvent> {
     const event: AuditEvent = {
       event_id: `${this.traceId}-${this.seq}`,
       event_type: eventType,

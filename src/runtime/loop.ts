@@ -39,6 +39,8 @@ export interface IterationRequest {
   tokens?: Token[];
   /** The agent on whose behalf the iteration acts (policy actor, auth agent): else input.agent_id, else the runtime's. */
   agentId?: string;
+  /** What started the iteration (a signal, an event), recorded in its iteration.started audit event. */
+  cause?: Record<string, unknown>;
 }
 
 export interface PhaseReport {
@@ -62,11 +64,16 @@ export interface IterationResult {
   output: unknown;
   error?: { code: string; message: string };
   audit_events: number;
+  /** The latest token of each kind the iteration saw (a nested loop's results reach its parent this way). */
+  tokens: Token[];
 }
 
-/** Called around phases by the host (connections, nested loops: the cadence issue). */
+/** Called around phases by the host (connections, nested loops). */
 export interface LoopHooks {
-  afterPhase?(event: { loop: Loop; phase: CompiledPhase; output: unknown; signature: string; iteration: IterationContext; audit: AuditTrail }): Promise<void>;
+  /** Inside the phase, after its handler, before it commits: nested loops (§11). */
+  duringPhase?(event: { loop: Loop; phase: CompiledPhase; input: unknown; output: unknown; signature: string; iteration: IterationContext }): Promise<void>;
+  /** After the phase committed and was audited: connections (§3.5). */
+  afterPhase?(event: { loop: Loop; phase: CompiledPhase; input: unknown; output: unknown; signature: string; iteration: IterationContext; audit: AuditTrail }): Promise<void>;
   escalate?(event: { loop: Loop; phase: CompiledPhase; error: PulseError; signature: string; iteration: IterationContext; audit: AuditTrail }): Promise<void>;
 }
 
@@ -156,6 +163,7 @@ export class Loop {
       measureSizes: this.telemetryRecorder.measureSizes,
       onViolation: (v, it) => this.violated(v, it),
       mutant: o.mutant,
+      ...(o.hooks.duringPhase ? { duringPhase: (e) => (o.hooks.duringPhase as NonNullable<LoopHooks["duringPhase"]>)({ loop: this, ...e }) } : {}),
     });
   }
 
@@ -268,14 +276,14 @@ export class Loop {
     const audit = new AuditTrail(this.o.substrates.audit, this.breakers.audit, clock, this.id, workspaceId, traceId);
     // Events that belong to no phase are signed by their iteration: loop, workspace and trace.
     const iterationSignature = `blake3:${blake3Hex(`${this.id}\n${workspaceId}\n${traceId}`)}`;
-    const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: "completed", closed: false, phases: [], output: null, audit_events: 0 };
+    const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: "completed", closed: false, phases: [], output: null, audit_events: 0, tokens: [] };
 
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_START", entry });
     if (this.events.active) this.events.emit({ type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, at: startedAt });
     try {
       for (const token of request.tokens ?? []) it.tokens.observe(token, "iteration input");
       it.tokens.observe(request.input, "iteration input");
-      await audit.append("iteration.started", null, iterationSignature, { iteration: number, entry });
+      await audit.append("iteration.started", null, iterationSignature, request.cause ? { iteration: number, entry, cause: request.cause } : { iteration: number, entry });
       let input: unknown = request.input ?? null;
       for (let phaseId: string | undefined = entry; phaseId !== undefined; ) {
         const phase = compiled.byId.get(phaseId) as CompiledPhase;
@@ -291,8 +299,8 @@ export class Loop {
           await this.completed(phase, outcome, it, audit, ws, began);
           result.phases.push({ phase_id: phase.id, status: outcome.replayed ? "replayed" : "completed", signature: outcome.signature, ...(outcome.routedTo ? { routed_to: outcome.routedTo } : {}) });
           result.output = outcome.output;
+          if (this.o.hooks.afterPhase) await this.o.hooks.afterPhase({ loop: this, phase, input, output: outcome.output, signature: outcome.signature, iteration: it, audit });
           input = outcome.output;
-          if (this.o.hooks.afterPhase) await this.o.hooks.afterPhase({ loop: this, phase, output: outcome.output, signature: outcome.signature, iteration: it, audit });
           ws.snapshot = this.stepper.step(ws.snapshot, outcome.routedTo ? { type: "PHASE_DONE", next: outcome.routedTo } : { type: "PHASE_DONE" });
           phaseId = this.stepper.phase(ws.snapshot);
           if (phaseId === undefined) result.closed = phase.id === compiled.closureFrom;
@@ -340,6 +348,7 @@ export class Loop {
       // Already reported through the iteration's status; an unreachable audit substrate ends here.
     }
     result.audit_events = audit.count;
+    result.tokens = it.tokens.all();
     this.telemetryRecorder.iteration(result.status, result.closed);
     endSpan(span, result.error);
     if (this.events.active) {

@@ -81,6 +81,11 @@ export interface RunnerOptions {
   measureSizes: boolean;
   onViolation: (violation: InvariantViolation, iteration: IterationContext) => void;
   mutant?: MutantName | undefined;
+  /**
+   * Runs after the handler and before the phase commits (nested loops): it blocks the phase,
+   * may add tokens to the iteration, and its failure is the phase's failure.
+   */
+  duringPhase?: (event: { phase: CompiledPhase; input: unknown; output: unknown; signature: string; iteration: IterationContext }) => Promise<void>;
 }
 
 /** What a handler receives; a class so the per-phase allocation stays cheap (getters on the prototype). */
@@ -253,6 +258,7 @@ export class PhaseRunner {
       // checked to be JSON when it becomes the next phase's input and is signed.
       const canonical = phase.idempotent || this.o.measureSizes ? canonicalJson(output) : "";
       it.tokens.observe(output, `phase ${phase.id} output`);
+      if (this.o.duringPhase) await this.o.duringPhase({ phase, input, output, signature, iteration: it });
       const routing = phase.kind === "route" ? this.route(phase, output) : {};
       if (phase.kind === "route") checkKappaRouting(loop, phase, routing.decision, it, this.o.mutant === "kappa-threshold-half" ? 0.5 : 0);
       let act: ActRecord | undefined;

@@ -1,0 +1,170 @@
+/**
+ * `pulse run`: hosts the given loops with embedded defaults (in-memory substrates, handlers that
+ * record what they were given) on their cadences, and prints a live trace of iterations, nested
+ * loops and signals. The README's first command.
+ */
+import type { Command } from "commander";
+import { parseDuration } from "../grammar/duration.js";
+import { DEFAULT_MAX_BYTES } from "../source/load.js";
+import { validateSources } from "../validator/validate.js";
+import { compactLine } from "../format/compact.js";
+import { EXIT, UsageError } from "./exit-codes.js";
+import type { CliIO } from "./io.js";
+import { useColor } from "./io.js";
+import { parseCount, readManifestSources } from "./inputs.js";
+import { TraceWriter } from "./run-trace.js";
+
+export interface RunCliOptions {
+  once?: boolean;
+  iterations?: string;
+  duration?: string;
+  json?: boolean;
+  workspace?: string;
+  kickoff?: boolean;
+  event?: string[];
+  listen?: string;
+  route?: string[];
+  color?: boolean;
+}
+
+export const RUN_DESCRIPTION = "Run PULSE loops on their cadences, with in-memory substrates and recording handlers, printing a live trace.";
+
+export const RUN_HELP = `
+Operands: manifests, directories or globs, all hosted together (their connections and nested
+loops reach each other in process).
+
+Each loop iterates on its cadence (periodic, idle, event, streaming, cross_loop_signal, manual).
+With --kickoff (the default) every loop also iterates once when the host starts, as a manual
+trigger would, so each shipped loop shows what it does at once. Phase handlers are the embedded
+recording handlers: they record their input and return what the phase kind calls for, computed
+from the in-memory substrates.
+
+Stopping: after --once (every loop once), --iterations N, --duration, or Ctrl-C; in-flight
+iterations and signals always finish first.
+
+Two processes can signal each other over loopback:
+  pulse run a.yaml --listen 7070 --route other.loop=http://127.0.0.1:7071
+  pulse run b.yaml --listen 7071 --route first.loop=http://127.0.0.1:7070
+
+Exit codes: 0 ran cleanly; 1 an invalid manifest, or (with --once/--iterations) an iteration
+that did not complete; 2 usage error; 3 internal error.`;
+
+export function addRunOptions(cmd: Command): Command {
+  return cmd
+    .argument("[paths...]", "manifests, directories or globs")
+    .option("--once", "run every loop once, deliver its signals, and stop")
+    .option("--iterations <n>", "stop after n iterations in all")
+    .option("--duration <duration>", "stop after this long, e.g. 10s, 2m")
+    .option("--json", "print host events as JSON lines instead of the trace")
+    .option("-w, --workspace <id>", "workspace the loops run in", "default")
+    .option("--no-kickoff", "do not run every loop once at start: wait for cadences only")
+    .option("-e, --event <name[=json]>", "emit an event (for event cadences) when the host starts; repeatable", collect, [])
+    .option("--listen <port>", "receive CloudEvents signals over HTTP on this loopback port")
+    .option("--route <loop=url>", "send signals for loop to another host over HTTP; repeatable", collect, [])
+    .option("--color", "force colour")
+    .option("--no-color", "disable colour");
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parseEvents(values: readonly string[]): { name: string; payload: unknown }[] {
+  return values.map((v) => {
+    const eq = v.indexOf("=");
+    if (eq < 0) return { name: v, payload: {} };
+    const name = v.slice(0, eq);
+    try {
+      return { name, payload: JSON.parse(v.slice(eq + 1)) };
+    } catch {
+      throw new UsageError(`--event ${name}: the payload after = must be JSON, e.g. --event ${name}='{"query":"hi"}'`);
+    }
+  });
+}
+
+function parseRoutes(values: readonly string[]): Record<string, string> {
+  const routes: Record<string, string> = {};
+  for (const v of values) {
+    const m = /^([a-z0-9_]+(?:\.[a-z0-9_]+)+)=(https?:\/\/.+)$/.exec(v);
+    if (!m) throw new UsageError(`--route takes loop_id=http://host:port, not "${v}"`);
+    routes[m[1] as string] = m[2] as string;
+  }
+  return routes;
+}
+
+export async function runRun(operands: readonly string[], opts: RunCliOptions, io: CliIO, signals: { onStop: (stop: () => void) => void }): Promise<number> {
+  const iterations = parseCount("--iterations", opts.iterations);
+  let durationMs: number | undefined;
+  if (opts.duration !== undefined) {
+    const d = parseDuration(opts.duration);
+    if (!d.ok) throw new UsageError(`--duration: ${d.error.message}`);
+    durationMs = d.value;
+  }
+  const port = opts.listen === undefined ? undefined : parseCount("--listen", opts.listen);
+  const events = parseEvents(opts.event ?? []);
+  const routes = parseRoutes(opts.route ?? []);
+
+  const sources = await readManifestSources(operands, undefined, io, DEFAULT_MAX_BYTES);
+  const results = validateSources(sources);
+  const errors = results.flatMap((r) => r.diagnostics.filter((d) => d.severity === "error").map((d) => compactLine(r.file, d)));
+  if (errors.length > 0) {
+    io.stderr(`${errors.join("\n")}\npulse run: ${errors.length} error${errors.length === 1 ? "" : "s"}; fix the manifests (pulse validate shows the details)\n`);
+    return EXIT.problems;
+  }
+
+  const { createHost, recordingHandler } = await import("../host/index.js");
+  const transports = await import("../transports/http.js");
+  const transport = Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes }) : undefined;
+  let host: Awaited<ReturnType<typeof createHost>> | undefined;
+  host = await createHost({
+    workspace: opts.workspace ?? "default",
+    ...(transport ? { transport } : {}),
+    defaultHandler: recordingHandler({
+      emits: (loopId, phaseId) => (host?.loop(loopId)?.compiled.connections ?? []).filter((c) => c.connection.emit_phase === phaseId).map((c) => c.connection.token as never),
+    }),
+    onEscalation: () => undefined,
+  });
+  const trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
+  host.subscribe((e) => trace.event(e));
+  for (const source of sources) await host.load(source.value as Record<string, unknown>, { name: source.file });
+  trace.loaded(host.loops);
+
+  let server: { close(): Promise<void> } | undefined;
+  if (port !== undefined) {
+    const h = host;
+    const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope));
+    const { url } = await signalServer.listen(port, "127.0.0.1");
+    server = signalServer;
+    trace.note(`receiving signals at ${url}`);
+  }
+
+  let stopRequested: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+  signals.onStop(() => stopRequested());
+  let finished = 0;
+  let incomplete = 0;
+  host.subscribe((e) => {
+    if (e.type !== "iteration.finished") return;
+    finished++;
+    if (e.status !== "completed") incomplete++;
+    if (iterations !== undefined && finished >= iterations) stopRequested();
+  });
+
+  host.start();
+  for (const e of events) await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
+  if (opts.once || opts.kickoff !== false) {
+    await Promise.all(host.loops.map((loop) => host!.trigger(loop.id).catch((error: Error) => trace.note(`${loop.id}: ${error.message}`))));
+  }
+  if (opts.once) {
+    await host.settled();
+    stopRequested();
+  }
+  const timer = durationMs === undefined ? undefined : setTimeout(stopRequested, durationMs);
+  await stopped;
+  if (timer) clearTimeout(timer);
+  trace.note("stopping: letting in-flight iterations and signals finish");
+  await host.stop();
+  await server?.close();
+  trace.summary(host.loops);
+  return (opts.once || iterations !== undefined) && incomplete > 0 ? EXIT.problems : EXIT.ok;
+}

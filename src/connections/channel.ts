@@ -1,0 +1,161 @@
+/**
+ * One connection's outgoing signals (§10.2, §10.3). Each emission is built into its envelope and
+ * sent through the transport; what happens next depends on the connection:
+ *
+ *   at_least_once (default)  retried with exponential backoff on the clock until the receiver
+ *                            acknowledges it; never lost while the process runs
+ *   at_most_once             sent once; a transport failure drops it
+ *   exactly_once             as at_least_once, and an envelope id already emitted is never sent
+ *                            again (the receiver also deduplicates by id)
+ *
+ * An acknowledgement "rejected" is final (no such loop, invalid token): the signal is dropped and
+ * said so. `max_inflight` (default 1024) bounds the signals not yet acknowledged; when it is
+ * reached, `overflow_policy` decides: block (the emitter waits for room), drop_oldest (the
+ * oldest unacknowledged signal is abandoned), drop_newest (the new one is), escalate (the new one
+ * is dropped and an overflow event asks the host to escalate). Signals are sent in emission
+ * order; a retried one may arrive after later ones.
+ */
+import type { Connection } from "../manifest/types.js";
+import type { Clock } from "../runtime/clock.js";
+import type { PulseCloudEvent } from "../tokens/types.js";
+import type { Ack, DeliveryEvent, Emission, Transport } from "./contracts.js";
+import { DedupeWindow } from "./dedupe.js";
+import { buildEnvelope } from "./envelope.js";
+
+export interface ChannelOptions {
+  connection: Connection;
+  transport: Transport;
+  clock: Clock;
+  onEvent: (e: DeliveryEvent) => void | Promise<void>;
+  retry?: { baseMs: number; maxMs: number };
+  defaultMaxInflight?: number;
+}
+
+interface Pending {
+  emission: Emission;
+  envelope: PulseCloudEvent;
+  attempts: number;
+  abandoned: boolean;
+  done: () => void;
+  settled: Promise<void>;
+}
+
+const DEFAULT_RETRY = { baseMs: 100, maxMs: 30_000 };
+
+export class SignalChannel {
+  private readonly pending: Pending[] = [];
+  private readonly sent = new DedupeWindow();
+  private readonly waitingForRoom: (() => void)[] = [];
+  private readonly stopping = new AbortController();
+  private closed = false;
+  private readonly maxInflight: number;
+  private readonly mode: NonNullable<Connection["delivery"]>;
+  private readonly retry: { baseMs: number; maxMs: number };
+
+  constructor(private readonly o: ChannelOptions) {
+    this.maxInflight = o.connection.max_inflight ?? o.defaultMaxInflight ?? 1024;
+    this.mode = o.connection.delivery ?? "at_least_once";
+    this.retry = o.retry ?? DEFAULT_RETRY;
+  }
+
+  get inflight(): number {
+    return this.pending.length;
+  }
+
+  async emit(emission: Emission): Promise<void> {
+    const envelope = buildEnvelope(emission);
+    if (this.mode === "exactly_once" && !this.sent.firstTime(envelope.id)) return;
+    if (this.closed) {
+      await this.o.onEvent({ type: "signal.dropped", emission, envelope, reason: "stopped" });
+      return;
+    }
+    await this.o.onEvent({ type: "signal.emitted", emission, envelope });
+    while (this.pending.length >= this.maxInflight && !this.closed) {
+      const policy = this.o.connection.overflow_policy ?? "block";
+      await this.o.onEvent({ type: "signal.overflow", emission, envelope, policy, inflight: this.pending.length });
+      if (policy === "block") {
+        await new Promise<void>((resolve) => this.waitingForRoom.push(resolve));
+        continue;
+      }
+      if (policy === "drop_oldest") {
+        const oldest = this.pending[0] as Pending;
+        this.finish(oldest);
+        oldest.abandoned = true;
+        await this.o.onEvent({ type: "signal.dropped", emission: oldest.emission, envelope: oldest.envelope, reason: "overflow", detail: "drop_oldest" });
+        continue;
+      }
+      await this.o.onEvent({ type: "signal.dropped", emission, envelope, reason: "overflow", detail: policy });
+      return;
+    }
+    let done = () => {};
+    const settled = new Promise<void>((resolve) => (done = resolve));
+    const p: Pending = { emission, envelope, attempts: 0, abandoned: false, done, settled };
+    this.pending.push(p);
+    const delivering = this.deliver(p);
+    if (this.o.connection.cadence === "sync") await delivering;
+  }
+
+  private backoff(attempt: number): number {
+    return Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
+  }
+
+  private async deliver(p: Pending): Promise<void> {
+    for (;;) {
+      if (p.abandoned) return;
+      p.attempts++;
+      let ack: Ack | undefined;
+      let failure: unknown;
+      try {
+        ack = await this.o.transport.send(p.envelope, p.emission.connection.to_loop);
+      } catch (error) {
+        failure = error;
+      }
+      if (p.abandoned) return;
+      if (ack) {
+        this.finish(p);
+        if (ack.outcome === "rejected") await this.o.onEvent({ type: "signal.dropped", emission: p.emission, envelope: p.envelope, reason: "rejected", ...(ack.reason ? { detail: ack.reason } : {}) });
+        else await this.o.onEvent({ type: "signal.delivered", emission: p.emission, envelope: p.envelope, outcome: ack.outcome, attempts: p.attempts });
+        return;
+      }
+      const message = (failure as Error)?.message ?? String(failure);
+      if (this.mode === "at_most_once" || this.closed) {
+        this.finish(p);
+        await this.o.onEvent({ type: "signal.dropped", emission: p.emission, envelope: p.envelope, reason: this.closed ? "stopped" : "at_most_once_failed", detail: message });
+        return;
+      }
+      const delayMs = this.backoff(p.attempts);
+      await this.o.onEvent({ type: "signal.retrying", emission: p.emission, envelope: p.envelope, attempt: p.attempts, delayMs, error: message });
+      try {
+        await this.o.clock.sleep(delayMs, this.stopping.signal);
+      } catch {
+        // close() interrupted the wait: the loop ends on the closed check above.
+      }
+    }
+  }
+
+  private finish(p: Pending): void {
+    const i = this.pending.indexOf(p);
+    if (i < 0) return;
+    this.pending.splice(i, 1);
+    p.done();
+    this.waitingForRoom.shift()?.();
+  }
+
+  /** Resolves when every signal has been acknowledged or dropped. */
+  async flush(): Promise<void> {
+    while (this.pending.length > 0) await Promise.all(this.pending.map((p) => p.settled));
+  }
+
+  /** Stops retrying: signals still unacknowledged are dropped (reason "stopped"), blocked emitters released. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopping.abort(new Error("channel closed"));
+    for (const wake of this.waitingForRoom.splice(0)) wake();
+    const left = [...this.pending];
+    for (const p of left) {
+      this.finish(p);
+      p.abandoned = true;
+      await this.o.onEvent({ type: "signal.dropped", emission: p.emission, envelope: p.envelope, reason: "stopped" });
+    }
+  }
+}

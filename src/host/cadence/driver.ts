@@ -1,0 +1,26 @@
+/**
+ * A cadence (§3.3, §8) armed for one loop: it decides when the loop iterates and asks the host
+ * to run an iteration. The host applies the policies all cadences share (one iteration at a
+ * time per workspace, nothing while paused, stopped or degraded before the circuit allows a probe).
+ */
+import type { Clock } from "../../runtime/clock.js";
+import type { IterationRequest, IterationResult, Loop } from "../../runtime/loop.js";
+
+export interface CadenceContext {
+  loop: Loop;
+  clock: Clock;
+  /** Workspace cadence-triggered iterations run in. */
+  workspace: string;
+  /** Runs an iteration for this cadence; undefined when the host declined (stopping, paused, degraded, busy). */
+  run(request: IterationRequest, reason: string): Promise<IterationResult | undefined>;
+  /** Whether an iteration of the loop is in flight in the workspace. */
+  busy(): boolean;
+  /** Tell the host something worth reporting (e.g. an unbound stream). */
+  note(message: string): void;
+}
+
+export interface CadenceDriver {
+  readonly type: string;
+  start(): void;
+  stop(): void;
+}

@@ -1,0 +1,70 @@
+/**
+ * `periodic` (§8.2): an iteration every `interval`, the first after `phase_offset`. Ticks are
+ * scheduled at absolute times (start + offset + k × interval), so timer lateness never
+ * accumulates into drift. A periodic loop never runs two iterations at once: a tick that finds
+ * the previous iteration still running is skipped, and the next tick is the first scheduled
+ * time after it finished. A slow iteration delays the loop; it never piles iterations up.
+ */
+import { parseDuration } from "../../grammar/duration.js";
+import type { CadenceContext, CadenceDriver } from "./driver.js";
+
+export class PeriodicCadence implements CadenceDriver {
+  readonly type = "periodic";
+  private readonly intervalMs: number;
+  private readonly offsetMs: number;
+  private origin = 0;
+  private cancel: (() => void) | undefined;
+  private stopped = true;
+  /** Ticks that found the previous iteration still running. */
+  skipped = 0;
+
+  constructor(
+    params: Record<string, unknown>,
+    private readonly ctx: CadenceContext,
+  ) {
+    this.intervalMs = durationOf(params.interval, 0);
+    this.offsetMs = durationOf(params.phase_offset, 0);
+    if (!(this.intervalMs > 0)) throw new Error(`periodic cadence of ${ctx.loop.id} needs an interval longer than zero`);
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.origin = this.ctx.clock.now();
+    this.schedule(this.origin + this.offsetMs);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancel?.();
+    this.cancel = undefined;
+  }
+
+  /** The first scheduled tick strictly after `time`. */
+  nextTickAfter(time: number): number {
+    const first = this.origin + this.offsetMs;
+    if (time < first) return first;
+    return first + (Math.floor((time - first) / this.intervalMs) + 1) * this.intervalMs;
+  }
+
+  private schedule(at: number): void {
+    if (this.stopped) return;
+    this.cancel = this.ctx.clock.timer(Math.max(0, at - this.ctx.clock.now()), () => void this.tick(at));
+  }
+
+  private async tick(at: number): Promise<void> {
+    if (this.stopped) return;
+    if (this.ctx.busy()) {
+      this.skipped++;
+    } else {
+      await this.ctx.run({ workspace: this.ctx.workspace, input: { cadence: "periodic", scheduled_at: new Date(at).toISOString() } }, "periodic");
+    }
+    this.schedule(this.nextTickAfter(Math.max(at, this.ctx.clock.now())));
+  }
+}
+
+function durationOf(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "string") return Number.NaN;
+  const parsed = parseDuration(value);
+  return parsed.ok ? parsed.value : Number.NaN;
+}

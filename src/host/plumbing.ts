@@ -1,0 +1,90 @@
+/**
+ * The host's side of signal delivery: one channel per connection (src/connections), a transport
+ * that reaches this host's own loops in process and any other loop through the configured
+ * transport, and per-loop deduplication of what arrives.
+ */
+import type { Connection } from "../manifest/types.js";
+import type { Clock } from "../runtime/clock.js";
+import type { MutantName } from "../runtime/mutants.js";
+import type { PulseCloudEvent } from "../tokens/types.js";
+import type { Ack, DeliveryEvent, SignalReceiver, Transport } from "../connections/contracts.js";
+import { SignalChannel } from "../connections/channel.js";
+import { DedupeWindow } from "../connections/dedupe.js";
+import { readEnvelope } from "../connections/envelope.js";
+import { InProcessTransport } from "../transports/in-process.js";
+import type { ConnectionEmitter } from "./signals.js";
+
+export interface Verdict {
+  outcome: Ack["outcome"];
+  id?: string;
+  source?: string;
+  reason?: string;
+  envelope?: PulseCloudEvent;
+}
+
+/** Signals to this host's loops stay in process; others go through `external` (or are refused). */
+class HostTransport implements Transport {
+  constructor(
+    readonly local: InProcessTransport,
+    private readonly localLoops: Set<string>,
+    private readonly external: Transport | undefined,
+    private readonly dropAll: boolean,
+  ) {}
+
+  async send(envelope: PulseCloudEvent, toLoop: string): Promise<Ack> {
+    // The "drops-signal" mutant of the conformance self-test: acknowledged, never delivered.
+    if (this.dropAll) return { outcome: "accepted" };
+    if (this.localLoops.has(toLoop)) return this.local.send(envelope, toLoop);
+    if (this.external) return this.external.send(envelope, toLoop);
+    return { outcome: "rejected", reason: `loop ${toLoop} is not in this host and no transport route reaches it` };
+  }
+}
+
+export class SignalPlumbing {
+  readonly transport: Transport;
+  private readonly local = new InProcessTransport();
+  private readonly loops = new Set<string>();
+  private readonly windows = new Map<string, DedupeWindow>();
+  private readonly channels = new Map<ConnectionEmitter, SignalChannel>();
+
+  constructor(external: Transport | undefined, mutant: MutantName | undefined) {
+    this.transport = new HostTransport(this.local, this.loops, external, mutant === "drops-signal");
+  }
+
+  register(loopId: string, receiver: SignalReceiver): void {
+    this.loops.add(loopId);
+    this.local.register(loopId, receiver);
+  }
+
+  /** Validates an arriving envelope and says whether the loop has seen its id before. */
+  accept(loopId: string, raw: unknown): Verdict {
+    let envelope: PulseCloudEvent;
+    try {
+      envelope = readEnvelope(raw);
+    } catch (error) {
+      return { outcome: "rejected", reason: (error as Error).message };
+    }
+    let window = this.windows.get(loopId);
+    if (!window) {
+      window = new DedupeWindow();
+      this.windows.set(loopId, window);
+    }
+    return { outcome: window.firstTime(envelope.id) ? "accepted" : "duplicate", id: envelope.id, source: envelope.source, envelope };
+  }
+
+  channel(connection: Connection, clock: Clock, onEvent: (e: DeliveryEvent) => void | Promise<void>, retry?: { baseMs: number; maxMs: number }): ConnectionEmitter {
+    const channel = new SignalChannel({ connection, transport: this.transport, clock, onEvent, ...(retry ? { retry } : {}) });
+    const emitter: ConnectionEmitter = { connection, emit: (emission) => channel.emit(emission) };
+    this.channels.set(emitter, channel);
+    return emitter;
+  }
+
+  async flush(): Promise<void> {
+    for (const c of this.channels.values()) await c.flush();
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.channels.values()) await c.close();
+    await this.transport.close?.();
+  }
+}
