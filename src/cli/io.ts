@@ -9,6 +9,13 @@ export interface CliIO {
 }
 
 export function processIO(): CliIO {
+  // A reader that went away (`pulse run … | head`) ends the command quietly, as Unix tools do.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(0);
+      throw e;
+    });
+  }
   return {
     stdout: (t) => void process.stdout.write(t),
     stderr: (t) => void process.stderr.write(t),

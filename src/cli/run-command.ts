@@ -153,7 +153,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   host.start();
   for (const e of events) await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
   if (opts.once || opts.kickoff !== false) {
-    await Promise.all(host.loops.map((loop) => host!.trigger(loop.id).catch((error: Error) => trace.note(`${loop.id}: ${error.message}`))));
+    await Promise.all(host.loops.map((loop) => host!.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error) => trace.note(`${loop.id}: ${error.message}`))));
   }
   if (opts.once) {
     await host.settled();

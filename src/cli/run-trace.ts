@@ -63,7 +63,7 @@ export class TraceWriter {
         this.lastCause.set(e.loop_id, e.cadence);
         break;
       case "iteration.started":
-        this.running.set(e.trace_id, { cause: this.lastCause.get(e.loop_id) ?? "trigger", phases: [] });
+        this.running.set(e.trace_id, { cause: this.lastCause.get(e.loop_id) ?? causeOf(e.cause), phases: [] });
         this.lastCause.delete(e.loop_id);
         break;
       case "phase.completed":
@@ -132,4 +132,12 @@ function describeCadence(c: { type: string; params?: Record<string, unknown> }):
     default:
       return c.type;
   }
+}
+
+/** What a trace line says started an iteration the cadence did not fire (a signal, a manual trigger). */
+function causeOf(cause: Record<string, unknown> | undefined): string {
+  if (typeof cause?.signal === "string") return `signal from ${String(cause.source ?? "?").replace(/^loop:/, "").replace("/phase:", "/")}`;
+  if (typeof cause?.event === "string") return `event ${cause.event}`;
+  if (typeof cause?.trigger === "string") return cause.trigger;
+  return "trigger";
 }

@@ -59,7 +59,11 @@ export function buildEnvelope(e: Emission): PulseCloudEvent {
     data: e.token,
   };
   if (e.connection.to_phase) attributes[EXTENSIONS.toPhase] = e.connection.to_phase;
-  const envelope = new CloudEvent(attributes, true).toJSON() as unknown as PulseCloudEvent;
+  // toJSON() also lists the SDK's unset optional attributes (data_base64, schemaurl, …) as
+  // undefined keys, whose names are not valid CloudEvents attribute names: keep only set ones.
+  const json = new CloudEvent(attributes, true).toJSON();
+  for (const key of Object.keys(json)) if (json[key] === undefined) delete json[key];
+  const envelope = json as unknown as PulseCloudEvent;
   if (!validateEnvelope(envelope)) throw new EnvelopeInvalidError(`connection ${e.connection.id}: the envelope does not match schema/tokens/cloudevents-envelope.v0.1.json: ${describeErrors(validateEnvelope.errors)}`);
   return deepFreeze(envelope);
 }

@@ -12,7 +12,7 @@ interface Base {
 }
 
 export type RuntimeEvent =
-  | (Base & { type: "iteration.started"; trace_id: string; iteration: number; entry: string })
+  | (Base & { type: "iteration.started"; trace_id: string; iteration: number; entry: string; cause?: Record<string, unknown> })
   | (Base & { type: "iteration.finished"; trace_id: string; iteration: number; status: IterationStatus; closed: boolean; duration_ms: number; error?: { code: string; message: string } })
   | (Base & { type: "phase.started"; trace_id: string; phase_id: string; attempt: number })
   | (Base & { type: "phase.completed"; trace_id: string; phase_id: string; signature: string; duration_ms: number; replayed: boolean; routed_to?: string })

@@ -279,7 +279,7 @@ export class Loop {
     const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: "completed", closed: false, phases: [], output: null, audit_events: 0, tokens: [] };
 
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_START", entry });
-    if (this.events.active) this.events.emit({ type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, at: startedAt });
+    if (this.events.active) this.events.emit(request.cause ? { type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, cause: request.cause, at: startedAt } : { type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, at: startedAt });
     try {
       for (const token of request.tokens ?? []) it.tokens.observe(token, "iteration input");
       it.tokens.observe(request.input, "iteration input");

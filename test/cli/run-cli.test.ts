@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { ROOT, runBin } from "./run-bin.js";
+
+function jsonLines(stdout: string): Record<string, any>[] {
+  return stdout.trim().split("\n").map((line) => JSON.parse(line));
+}
+
+describe("pulse run", () => {
+  it("runs every shipped loop once, delivers their signals, and closes every iteration (the README's command)", () => {
+    const r = runBin("pulse", ["run", "manifests/", "--once", "--json"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const events = jsonLines(r.stdout);
+    const finished = events.filter((e) => e.type === "iteration.finished");
+    const loops = new Set(finished.map((e) => e.loop_id));
+    expect([...loops].sort()).toEqual([
+      "agentromatic.deliberation",
+      "examples.hello",
+      "examples.idle_consolidation",
+      "examples.listener",
+      "graphonomous.continual_learning",
+      "graphonomous.deliberate",
+      "prism.benchmark",
+    ]);
+    expect(finished.every((e) => e.status === "completed")).toBe(true);
+    // examples.hello's learn phase signals examples.listener, which iterates on that signal.
+    const delivered = events.filter((e) => e.type === "signal.delivered" && e.connection === "outcomes_to_listener");
+    expect(delivered.length).toBeGreaterThan(0);
+    const bySignal = events.filter((e) => e.type === "iteration.started" && e.loop_id === "examples.listener" && e.cause?.signal);
+    expect(bySignal.length).toBeGreaterThan(0);
+    expect(bySignal[0].cause.source).toBe("loop:examples.hello/phase:learn");
+  });
+
+  it("prints a readable trace: what was loaded, one line per iteration with its phases, and a summary", () => {
+    const r = runBin("pulse", ["run", "manifests/examples", "--once", "--no-color"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^loaded examples\.hello: fetch → decide → apply → learn ↺ fetch; cadence periodic 2s, fallback manual$/m);
+    expect(r.stdout).toMatch(/examples\.hello +#1 \(kickoff\) +✓ fetch +✓ decide →apply +✓ apply +✓ learn +closed/);
+    expect(r.stdout).toMatch(/examples\.listener +#\d \(signal from examples\.hello\/learn\)/);
+    expect(r.stdout).toMatch(/⇢ signal outcomes_to_listener to examples\.listener: accepted/);
+    expect(r.stdout).toMatch(/^examples\.listener +2 iterations \(2 completed\), closure rate 1\.00$/m);
+    expect(r.stdout).not.toMatch(/\x1b\[/);
+  });
+
+  it("stops after --iterations N in all, letting in-flight work finish", () => {
+    const r = runBin("pulse", ["run", "manifests/examples/hello.loop.yaml", "--iterations", "1", "--json"]);
+    expect(r.code).toBe(0);
+    expect(jsonLines(r.stdout).filter((e) => e.type === "iteration.finished")).toHaveLength(1);
+  });
+
+  it("runs on the cadence for --duration: a 2s periodic loop iterates again within 2.5s", () => {
+    const r = runBin("pulse", ["run", "manifests/examples/hello.loop.yaml", "--duration", "2500ms", "--json"]);
+    expect(r.code).toBe(0);
+    const finished = jsonLines(r.stdout).filter((e) => e.type === "iteration.finished");
+    expect(finished.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("refuses an invalid manifest with positioned diagnostics and exit 1, running nothing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-run-"));
+    const file = join(dir, "bad.yaml");
+    writeFileSync(file, "loop_id: bad\nversion: '0.1'\nphases: []\n");
+    const r = runBin("pulse", ["run", file, "--once"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/bad\.yaml:\d+:\d+: error: /);
+    expect(r.stdout).not.toMatch(/iteration/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("answers bad flags with a usage error (exit 2), never a stack trace", () => {
+    for (const args of [["--duration", "soon"], ["--iterations", "-1"], ["--listen", "http"], ["--route", "nourl"]]) {
+      const r = runBin("pulse", ["run", "manifests/examples", ...args]);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toMatch(/^pulse( run)?: /m);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(runBin("pulse", ["run", "does-not-exist.yaml", "--once"]).code).toBe(2);
+  });
+
+  it("ends quietly when the reader of its output goes away (| head)", () => {
+    const r = spawnSync("bash", ["-c", `"${process.execPath}" dist/bin/pulse.mjs run manifests/ --once --json | head -1; echo "exit \${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: "utf8" });
+    expect(r.stdout.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toBe("exit 0\n");
+  });
+});
