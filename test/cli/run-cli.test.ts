@@ -32,7 +32,7 @@ describe("pulse run", () => {
     expect(delivered.length).toBeGreaterThan(0);
     const bySignal = events.filter((e) => e.type === "iteration.started" && e.loop_id === "examples.listener" && e.cause?.signal);
     expect(bySignal.length).toBeGreaterThan(0);
-    expect(bySignal[0].cause.source).toBe("loop:examples.hello/phase:learn");
+    expect(bySignal[0]?.cause.source).toBe("loop:examples.hello/phase:learn");
   });
 
   it("prints a readable trace: what was loaded, one line per iteration with its phases, and a summary", () => {
