@@ -83,7 +83,7 @@ function caller(slot: SubstrateSlotName, baseUrl: string, options: HttpSubstrate
     try {
       const response = await fetchImpl(url, {
         method: "POST",
-        headers: { ...extraHeaders, "content-type": "application/json", accept: "application/json", traceparent: traceparentFor(ctx.trace_id) },
+        headers: { ...extraHeaders, "content-type": "application/json", accept: "application/json", traceparent: traceparentFor(context.trace_id) },
         body,
         signal,
       });

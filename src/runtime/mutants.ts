@@ -14,7 +14,7 @@ export const MUTANTS = {
   "re-executes": "idempotent phases run again instead of replaying (test 7, idempotent_retry_identical)",
   "drops-signal": "cross-loop signals are emitted but never delivered (test 8, cross_loop_signal_delivery)",
   "no-circuit": "substrate failures never open a circuit: the loop keeps calling (test 9, substrate_unavailable_degrades)",
-  "tenantless-cache": "the idempotency cache ignores the workspace (test 10, multi_tenant_isolation)",
+  "tenantless-cache": "idempotent replays are keyed without the workspace, so one workspace can replay another's output (test 10, multi_tenant_isolation)",
   "fresh-trace-per-call": "every substrate call gets a new trace id (test 11, trace_id_propagates_to_substrates)",
   "no-validation": "manifests are loaded without validation (test 12, manifest_validates_against_schema)",
 } as const;

@@ -172,21 +172,23 @@ export class PhaseRunner {
     }
 
     if (phase.idempotent && this.o.mutant !== "re-executes") {
-      const cached = this.o.idempotency.get(it.workspaceId, signature);
+      // The "tenantless-cache" mutant keys replays by a signature that leaves the workspace out.
+      const key = this.o.mutant === "tenantless-cache" ? phaseSignature({ loop_id: loop.loopId, phase_id: phase.id, workspace_id: "*", inputs: input }, phase.recipe) : signature;
+      const cached = this.o.idempotency.get(it.workspaceId, key);
       if (cached) return this.replay(phase, signature, cached, it);
       // No await before track() unless a duplicate is already running: a yield here would let
       // concurrent duplicates all start their own execution.
-      const running = this.o.idempotency.running(it.workspaceId, signature);
+      const running = this.o.idempotency.running(it.workspaceId, key);
       if (running) {
         const entry = await running;
         if (entry) return this.replay(phase, signature, entry, it);
         return this.run(phase, input, it); // the first one failed: try for ourselves
       }
-      const done = this.attempts(phase, input, signature, it);
+      const done = this.attempts(phase, input, signature, it, key);
       this.o.idempotency.track(
         it.workspaceId,
-        signature,
-        done.then((o) => (o.kind === "completed" ? this.o.idempotency.get(it.workspaceId, signature) : undefined)),
+        key,
+        done.then((o) => (o.kind === "completed" ? this.o.idempotency.get(it.workspaceId, key) : undefined)),
       );
       return done;
     }
@@ -208,11 +210,11 @@ export class PhaseRunner {
     return outcome;
   }
 
-  private async attempts(phase: CompiledPhase, input: unknown, signature: string, it: IterationContext): Promise<PhaseOutcome> {
+  private async attempts(phase: CompiledPhase, input: unknown, signature: string, it: IterationContext, cacheKey = signature): Promise<PhaseOutcome> {
     const handler = this.o.resolveHandler(phase);
     if (!handler) return this.fail(phase, signature, new NoHandlerError(this.o.loop.loopId, phase.id, phase.kind), it);
     for (let attempt = 0; ; attempt++) {
-      const result = await this.attempt(phase, handler, input, signature, attempt, it);
+      const result = await this.attempt(phase, handler, input, signature, attempt, it, cacheKey);
       if (result.kind === "completed") {
         if (attempt > 0) result.attempts = attempt + 1;
         return result;
@@ -230,7 +232,7 @@ export class PhaseRunner {
     }
   }
 
-  private async attempt(phase: CompiledPhase, handler: PhaseHandler, input: unknown, signature: string, attempt: number, it: IterationContext): Promise<PhaseOutcome> {
+  private async attempt(phase: CompiledPhase, handler: PhaseHandler, input: unknown, signature: string, attempt: number, it: IterationContext, cacheKey = signature): Promise<PhaseOutcome> {
     const { loop, clock, events } = this.o;
     const controller = new LazyAbort();
     const scope = new PhaseScope(this.o.substrates, this.o.breakers, {
@@ -267,7 +269,7 @@ export class PhaseRunner {
         if (this.o.mutant !== "commits-early") checkQuorum(loop, phase, this.o.quorumThreshold, it);
       }
       await scope.commit();
-      if (phase.idempotent) this.o.idempotency.set(it.workspaceId, signature, { output, canonical });
+      if (phase.idempotent) this.o.idempotency.set(it.workspaceId, cacheKey, { output, canonical });
       if (act) it.acts.push(act);
       endSpan(span);
       const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: false, mutations: scope.mutations, heldAudit: scope.pendingAudit, ...routing };

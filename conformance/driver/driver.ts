@@ -1,0 +1,40 @@
+/**
+ * The harness's side of the driver protocol: one Driver abstraction, three transports (a
+ * subprocess over stdio, a running adapter over HTTP, our runtime in process), as the MCP SDK
+ * has one Transport and several implementations. Tests call `driver.call(method, params)`.
+ */
+import type { Method, Methods } from "./protocol.js";
+
+/** The runtime answered with a JSON-RPC error: a normal outcome tests assert on (by code). */
+export class RuntimeError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "RuntimeError";
+  }
+}
+
+/** The adapter broke the protocol (crashed, hung, wrote garbage, answered the wrong id): exit 3. */
+export class DriverFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DriverFailure";
+  }
+}
+
+/** Checks each message both ways when --validate-protocol is on (see protocol-check.ts). */
+export type MessageCheck = (direction: "request" | "response", method: string, message: unknown) => void;
+
+export interface Driver {
+  call<M extends Method>(method: M, params: Methods[M][0], options?: { timeoutMs?: number }): Promise<Methods[M][1]>;
+  /** The last lines the adapter wrote to stderr (evidence for failures). */
+  stderrTail(): string[];
+  close(): Promise<void>;
+  /** A description for reports and repro lines: "in-process", "--driver '<cmd>'", "--attach <url>". */
+  readonly describe: string;
+}
+
+export const DEFAULT_CALL_TIMEOUT_MS = 15_000;

@@ -1,0 +1,124 @@
+/**
+ * Drives an adapter running as a subprocess: requests as lines on its stdin, responses as lines
+ * on its stdout, its stderr kept as evidence. A crash, a hang (no answer within the timeout), a
+ * line that is not a JSON-RPC response or a response to an id never sent is a DriverFailure:
+ * the run stops as a driver failure and nothing is reported as passed.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { DEFAULT_CALL_TIMEOUT_MS, DriverFailure, type Driver, type MessageCheck } from "./driver.js";
+import { parseResponse, request, resultOf } from "./jsonrpc.js";
+import type { Method, Methods } from "./protocol.js";
+
+const STDERR_LINES = 40;
+
+interface Pending {
+  method: string;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class StdioDriver implements Driver {
+  readonly describe: string;
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, Pending>();
+  private readonly stderr: string[] = [];
+  private nextId = 1;
+  private failure: DriverFailure | undefined;
+
+  constructor(
+    command: string,
+    private readonly check?: MessageCheck,
+  ) {
+    this.describe = `--driver ${JSON.stringify(command)}`;
+    this.child = spawn(command, { shell: true, stdio: ["pipe", "pipe", "pipe"] });
+    createInterface({ input: this.child.stdout! }).on("line", (line) => this.onLine(line));
+    createInterface({ input: this.child.stderr! }).on("line", (line) => {
+      this.stderr.push(line);
+      if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+    });
+    this.child.on("error", (e) => this.fail(new DriverFailure(`could not start the adapter (${command}): ${e.message}`)));
+    // 'exit' can come before the last stdout and stderr lines are read: wait for the pipes to
+    // drain ('close') so a response written just before exiting still resolves its call and the
+    // stderr tail holds the adapter's last words; but not for long, since a grandchild process
+    // may hold the pipes open.
+    const drained = new Promise<void>((resolve) => this.child.once("close", () => resolve()));
+    this.child.on("exit", (code, signal) => {
+      const failure = new DriverFailure(`the adapter exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+      void Promise.race([drained, new Promise((r) => setTimeout(r, 200).unref())]).then(() => this.fail(failure));
+    });
+    this.child.stdin!.on("error", () => undefined);
+  }
+
+  private onLine(line: string): void {
+    if (line.trim() === "") return;
+    try {
+      const response = parseResponse(line);
+      const p = typeof response.id === "number" ? this.pending.get(response.id) : undefined;
+      if (!p) throw new DriverFailure(`the adapter answered id ${JSON.stringify(response.id)}, which no pending request has`);
+      this.pending.delete(response.id as number);
+      clearTimeout(p.timer);
+      try {
+        this.check?.("response", p.method, response);
+      } catch (e) {
+        // The call is no longer pending, so fail() below would not reach it: reject it here.
+        const failure = e instanceof DriverFailure ? e : new DriverFailure(String(e));
+        p.reject(failure);
+        throw failure;
+      }
+      try {
+        p.resolve(resultOf(response, p.method));
+      } catch (e) {
+        p.reject(e as Error);
+      }
+    } catch (e) {
+      this.fail(e instanceof DriverFailure ? e : new DriverFailure(String(e)));
+    }
+  }
+
+  private fail(failure: DriverFailure): void {
+    if (this.failure) return;
+    this.failure = failure;
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(failure);
+      this.pending.delete(id);
+    }
+  }
+
+  call<M extends Method>(method: M, params: Methods[M][0], options: { timeoutMs?: number } = {}): Promise<Methods[M][1]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    const message = request(id, method, params);
+    try {
+      this.check?.("request", method, message);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    return new Promise((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+      const timer = setTimeout(() => this.fail(new DriverFailure(`the adapter did not answer ${method} within ${timeoutMs} ms`)), timeoutMs);
+      this.pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject, timer });
+      this.child.stdin!.write(JSON.stringify(message) + "\n");
+    });
+  }
+
+  stderrTail(): string[] {
+    return [...this.stderr];
+  }
+
+  async close(): Promise<void> {
+    if (!this.failure) {
+      await this.call("shutdown", {}, { timeoutMs: 2_000 }).catch(() => undefined);
+    }
+    this.failure ??= new DriverFailure("closed");
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      const exited = new Promise((r) => this.child.once("exit", r));
+      this.child.stdin!.end();
+      const timer = setTimeout(() => this.child.kill("SIGKILL"), 2_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The conformance report: a public contract (schema/conformance/report.v1.json,
+ * docs/conformance/report.md). Everything here is data; the harness fills it, the reporters and
+ * the attestation read it.
+ */
+
+/** The twelve tests of spec §12, numbered and named exactly as there. */
+export const SPEC_TESTS = [
+  { number: 1, name: "phase_atomicity_under_concurrency" },
+  { number: 2, name: "feedback_path_cannot_be_skipped" },
+  { number: 3, name: "nesting_wait_until_stable" },
+  { number: 4, name: "kappa_routes_to_deliberate" },
+  { number: 5, name: "quorum_before_commit" },
+  { number: 6, name: "audit_event_per_phase" },
+  { number: 7, name: "idempotent_retry_identical" },
+  { number: 8, name: "cross_loop_signal_delivery" },
+  { number: 9, name: "substrate_unavailable_degrades" },
+  { number: 10, name: "multi_tenant_isolation" },
+  { number: 11, name: "trace_id_propagates_to_substrates" },
+  { number: 12, name: "manifest_validates_against_schema" },
+] as const;
+
+export type TestName = (typeof SPEC_TESTS)[number]["name"];
+
+/**
+ * passed: every check held and the precondition was exercised. failed: a check did not hold.
+ * warned: held, with a soft check outside its tolerance (e.g. slightly late). errored: the test
+ * could not run to the end (driver error, timeout). not_tested: the precondition was never
+ * exercised (never counted as passed). flaky: repeats disagreed.
+ */
+export type TestStatus = "passed" | "failed" | "warned" | "errored" | "not_tested" | "flaky";
+
+export type Verdict = "conformant" | "nonconformant" | "incomplete";
+
+export interface Check {
+  /** What was checked, one line: "learn before act is rejected with PHASE_ORDER_VIOLATION". */
+  description: string;
+  /** "pass" | "fail" | "warn". */
+  outcome: "pass" | "fail" | "warn";
+  expected: unknown;
+  observed: unknown;
+}
+
+export interface Evidence {
+  /** Audit events that matter to the failure (the runtime's own log). */
+  audit_events?: unknown[];
+  /** Substrate calls observed by the harness's recording substrate. */
+  substrate_calls?: unknown[];
+  /** The last lines the adapter wrote on stderr. */
+  stderr_tail?: string[];
+  /** Anything else worth showing (an error, a driver message). */
+  notes?: string[];
+}
+
+export interface TestResult {
+  number: number;
+  name: TestName;
+  status: TestStatus;
+  /** Milliseconds of wall time the test took (all repeats). */
+  duration_ms: number;
+  checks: Check[];
+  /** Present when status is not passed. */
+  evidence?: Evidence;
+  /** One shell line that reruns this test alone against the same runtime. */
+  repro: string;
+  /** Statuses of each repeat when --repeat N > 1. */
+  repeats?: TestStatus[];
+  /** Why the test was not_tested or errored. */
+  reason?: string;
+}
+
+export type EvidenceClass = "recording-substrate" | "driver-fault-injection";
+
+export interface RunSettings {
+  seed: number;
+  timing: "virtual" | "real";
+  repeats: number;
+  evidence_class: EvidenceClass;
+  /** Tests selected with --only (all twelve when absent). A filtered run is never a certification. */
+  only?: number[];
+  /** The manifest(s) under test, when the run certified shipped manifests. */
+  manifests?: string[];
+}
+
+export interface Summary {
+  total: number;
+  passed: number;
+  failed: number;
+  warned: number;
+  errored: number;
+  not_tested: number;
+  flaky: number;
+}
+
+export interface ConformanceReport {
+  report_version: 1;
+  pulse_version: string;
+  runtime_name: string;
+  runtime_version: string;
+  /** sha256 of the runtime artifact ("sha256:<hex>"), as the adapter reported it or the harness computed it. */
+  runtime_digest: string;
+  runtime_language?: string;
+  suite_version: string;
+  /** sha256 of the suite's own code, so a report names exactly what judged it. */
+  suite_digest: string;
+  started_at: string;
+  finished_at: string;
+  settings: RunSettings;
+  test_results: TestResult[];
+  summary: Summary;
+  verdict: Verdict;
+  /** True only for a full, unfiltered run of all twelve tests. */
+  certification: boolean;
+}

@@ -1,0 +1,122 @@
+/**
+ * Runs the suite against one driver and builds the report. Each test runs on a fresh runtime
+ * (configure), `repeats` times; repeats that disagree make the test `flaky`. A driver failure
+ * (crash, hang, garbage) ends the run: it is thrown to the CLI, never reported as a result.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { DriverFailure, type Driver } from "./driver/driver.js";
+import type { HelloResult } from "./driver/protocol.js";
+import { PROTOCOL_VERSION } from "./driver/protocol.js";
+import { TestContext } from "./harness/context.js";
+import type { Observer } from "./harness/observer.js";
+import { summarize, verdictOf } from "./report/summary.js";
+import type { ConformanceReport, TestResult, TestStatus } from "./report/types.js";
+import { SUITE, SUITE_VERSION } from "./suite/index.js";
+import type { ConformanceTest } from "./suite/test.js";
+
+export interface RunOptions {
+  driver: Driver;
+  observer: Observer;
+  hello: HelloResult;
+  timing: "virtual" | "real";
+  repeats: number;
+  seed: number;
+  only?: number[];
+  mutant?: string;
+  manifests?: { file: string; value: Record<string, unknown> }[];
+  /** The shell line that reruns one test (the CLI knows how it was invoked). */
+  repro: (test: ConformanceTest) => string;
+  onResult?: (result: TestResult) => void;
+  runtimeDigest: string;
+}
+
+export async function runTests(o: RunOptions): Promise<TestResult[]> {
+  const results: TestResult[] = [];
+  for (const test of SUITE) {
+    if (o.only && !o.only.includes(test.number)) continue;
+    const result = await runOne(test, o);
+    results.push(result);
+    o.onResult?.(result);
+  }
+  return results;
+}
+
+async function runOne(test: ConformanceTest, o: RunOptions): Promise<TestResult> {
+  const started = performance.now();
+  const runs: { status: TestStatus; ctx: TestContext; reason?: string }[] = [];
+  for (let i = 0; i < o.repeats; i++) {
+    const ctx = new TestContext(o.driver, o.observer, o.timing, o.mutant, o.manifests ?? []);
+    try {
+      await test.run(ctx);
+      const status: TestStatus = ctx.notTested ? "not_tested" : ctx.checks.some((c) => c.outcome === "fail") ? "failed" : ctx.checks.length === 0 ? "not_tested" : ctx.checks.some((c) => c.outcome === "warn") ? "warned" : "passed";
+      runs.push({ status, ctx, ...(ctx.notTested ? { reason: ctx.notTested } : ctx.checks.length === 0 ? { reason: "the test made no check" } : {}) });
+    } catch (e) {
+      if (e instanceof DriverFailure) throw e;
+      runs.push({ status: "errored", ctx, reason: `${(e as Error).name === "RuntimeError" ? `${(e as { code?: string }).code}: ` : ""}${(e as Error).message}` });
+    }
+  }
+  const statuses = runs.map((r) => r.status);
+  const status: TestStatus = new Set(statuses).size > 1 ? "flaky" : statuses[0]!;
+  // Report the first run that shows the problem (or the last one when all agree).
+  const shown = runs.find((r) => r.status !== "passed") ?? runs[runs.length - 1]!;
+  const result: TestResult = {
+    number: test.number,
+    name: test.name,
+    status,
+    duration_ms: Math.round(performance.now() - started),
+    checks: shown.ctx.checks,
+    repro: o.repro(test),
+  };
+  if (o.repeats > 1) result.repeats = statuses;
+  if (shown.reason) result.reason = shown.reason;
+  if (status !== "passed") {
+    const tail = o.driver.stderrTail();
+    result.evidence = { ...shown.ctx.evidence, ...(tail.length > 0 ? { stderr_tail: tail.slice(-20) } : {}) };
+    if (shown.reason) (result.evidence.notes ??= []).push(shown.reason);
+  }
+  return result;
+}
+
+export function buildReport(o: RunOptions, results: TestResult[], startedAt: Date): ConformanceReport {
+  const summary = summarize(results);
+  const certification = !o.only && !o.mutant && o.repeats >= 1;
+  return {
+    report_version: 1,
+    pulse_version: "0.1",
+    runtime_name: o.hello.runtime.name,
+    runtime_version: o.hello.runtime.version,
+    runtime_digest: o.runtimeDigest,
+    runtime_language: o.hello.runtime.language,
+    suite_version: SUITE_VERSION,
+    suite_digest: suiteDigest(),
+    started_at: startedAt.toISOString(),
+    finished_at: new Date().toISOString(),
+    settings: {
+      seed: o.seed,
+      timing: o.timing,
+      repeats: o.repeats,
+      evidence_class: o.observer.evidenceClass,
+      ...(o.only ? { only: o.only } : {}),
+      ...(o.manifests && o.manifests.length > 0 ? { manifests: o.manifests.map((m) => m.file) } : {}),
+    },
+    test_results: results,
+    summary,
+    verdict: verdictOf(summary, results),
+    certification,
+  };
+}
+
+export function sha256(bytes: Uint8Array | string): string {
+  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+}
+
+/** The code that judged the run: this module's file (in the shipped bin, the bundle holding the suite). */
+function suiteDigest(): string {
+  try {
+    return sha256(readFileSync(fileURLToPath(import.meta.url)));
+  } catch {
+    return sha256(`pulse-conform suite ${SUITE_VERSION} protocol ${PROTOCOL_VERSION}`);
+  }
+}
