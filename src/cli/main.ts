@@ -7,7 +7,7 @@ import { CommanderError, type Command } from "commander";
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 
-export async function runProgram(program: Command, argv: readonly string[], io: CliIO, name: string): Promise<number> {
+export async function runProgram(program: Command, argv: readonly string[], io: CliIO, name: string, codes: { usage: number; internal: number } = EXIT): Promise<number> {
   let exitCode: number = EXIT.ok;
   program.exitOverride();
   program.configureOutput({
@@ -22,16 +22,16 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
   } catch (e) {
     if (e instanceof CommanderError) {
       // --help and --version end through here with exit code 0.
-      return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return e.exitCode === 0 ? EXIT.ok : codes.usage;
     }
     if (e instanceof UsageError) {
       io.stderr(`${name}: ${e.message}\n`);
-      return EXIT.usage;
+      return codes.usage;
     }
     const err = e as Error;
     io.stderr(`${name}: internal error: ${err?.message ?? String(e)}\n`);
     io.stderr(io.env.PULSE_DEBUG ? `${err?.stack ?? ""}\n` : "  (set PULSE_DEBUG=1 for the stack trace, and please report it)\n");
-    return EXIT.internal;
+    return codes.internal;
   }
   return exitCode;
 }

@@ -1,0 +1,260 @@
+/**
+ * `pulse-conform`: certify a runtime against the twelve tests of spec §12. With no driver it
+ * certifies our own runtime in process; `--driver "<command>"` runs any adapter over stdio,
+ * `--attach <url>` one already running. Exit codes: 0 conformant, 1 nonconformant,
+ * 2 incomplete, 3 driver failure, 4 usage, 5 verification failed.
+ */
+import { readFile } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { DriverFailure, type Driver, type MessageCheck } from "../../conformance/driver/driver.js";
+import { PROTOCOL_VERSION, type HelloResult } from "../../conformance/driver/protocol.js";
+import { DriverObserver, RecordingSubstrate, type Observer } from "../../conformance/harness/observer.js";
+import { buildReport, runTests, sha256 } from "../../conformance/runner.js";
+import { CONFORM_EXIT, closingLine, exitCodeOf } from "../../conformance/report/summary.js";
+import type { ConformanceReport, TestResult } from "../../conformance/report/types.js";
+import type { ConformanceTest } from "../../conformance/suite/test.js";
+import { checkLines } from "../../conformance/report/junit.js";
+import { parseCount, readManifestSources, writeAtomically } from "./inputs.js";
+import { UsageError } from "./exit-codes.js";
+import { useColor, type CliIO } from "./io.js";
+import { DEFAULT_MAX_BYTES } from "../source/load.js";
+import { validateSources } from "../validator/validate.js";
+
+export interface ConformCliOptions {
+  driver?: string;
+  attach?: string;
+  report?: string;
+  attest?: string;
+  key?: string;
+  junit?: string;
+  markdown?: string;
+  badge?: string;
+  repeat?: string;
+  seed?: string;
+  only?: string;
+  timing?: string;
+  evidence?: string;
+  manifest?: string[];
+  validateProtocol?: boolean;
+  color?: boolean;
+}
+
+export const CONFORM_HELP = `
+Examples:
+  pulse-conform                                   certify pulse's own runtime (in process)
+  pulse-conform --driver "python3 my_adapter.py"  certify any runtime through an adapter (stdio)
+  pulse-conform --attach http://127.0.0.1:7400    an adapter that is already running (HTTP)
+  pulse-conform --report report.json --attest report.dsse.json --key pulse-conform.key
+  pulse-conform --manifest manifests/             also certify that these manifests load (test 12)
+  pulse-conform selftest                          prove the suite can fail: 12 mutants, 12 failures
+  pulse-conform keygen --out keys/                an Ed25519 key pair for attestations
+  pulse-conform verify report.dsse.json --report report.json --key pulse-conform.pub
+
+The driver protocol: docs/conformance/driver-protocol.md. The report: docs/conformance/report.md.
+
+Exit codes: 0 conformant, 1 nonconformant, 2 incomplete (a test errored, was not exercised or
+was flaky), 3 driver failure (the adapter crashed, hung or broke the protocol), 4 usage error,
+5 verification failed (verify).`;
+
+interface Session {
+  driver: Driver;
+  observer: Observer;
+  hello: HelloResult;
+  timing: "virtual" | "real";
+  runtimeDigest: string;
+  problems: string[];
+}
+
+/** Opens the driver named by the options, greets it, and sets up the observer. */
+export async function openSession(opts: ConformCliOptions, io: CliIO): Promise<Session> {
+  if (opts.driver !== undefined && opts.attach !== undefined) throw new UsageError("--driver and --attach cannot be combined: pick the adapter to run or the one to attach to");
+  let problems: string[] = [];
+  let check: MessageCheck | undefined;
+  if (opts.validateProtocol) {
+    const { protocolChecker } = await import("../../conformance/driver/protocol-check.js");
+    const checker = protocolChecker();
+    check = checker.check;
+    problems = checker.problems;
+  }
+  let driver: Driver;
+  if (opts.driver !== undefined) {
+    const { StdioDriver } = await import("../../conformance/driver/stdio-driver.js");
+    driver = new StdioDriver(opts.driver, check);
+  } else if (opts.attach !== undefined) {
+    if (!/^https?:\/\//.test(opts.attach)) throw new UsageError(`--attach needs an http:// or https:// URL, got "${opts.attach}"`);
+    const { HttpDriver } = await import("../../conformance/driver/http-driver.js");
+    driver = new HttpDriver(opts.attach, check);
+  } else {
+    const { InProcessDriver } = await import("../../conformance/driver/in-process-driver.js");
+    driver = new InProcessDriver(check);
+  }
+  try {
+    const hello = await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
+    if (hello?.protocol_version !== PROTOCOL_VERSION) throw new DriverFailure(`the adapter speaks driver protocol ${JSON.stringify(hello?.protocol_version)}, this harness ${PROTOCOL_VERSION}`);
+    const timing = opts.timing === "real" || hello.capabilities?.clock !== "virtual" ? "real" : "virtual";
+    const wantDriverEvidence = opts.evidence === "driver" || !(hello.capabilities?.substrates ?? []).includes("rebind");
+    if (wantDriverEvidence && !(hello.capabilities?.substrates ?? []).includes("fault-injection")) {
+      throw new DriverFailure("the adapter can neither rebind substrates nor inject faults (hello.capabilities.substrates): the harness cannot observe substrate calls");
+    }
+    const observer: Observer = wantDriverEvidence ? new DriverObserver(driver) : await new RecordingSubstrate().start();
+    return { driver, observer, hello, timing, runtimeDigest: runtimeDigest(opts, hello), problems };
+  } catch (e) {
+    await driver.close().catch(() => undefined);
+    if (e instanceof DriverFailure) throw e;
+    throw new DriverFailure(`hello failed: ${(e as Error).message}`);
+  }
+}
+
+/** The adapter's own digest when it gives one; else the script it runs, or our own bundle in process. */
+function runtimeDigest(opts: ConformCliOptions, hello: HelloResult): string {
+  if (hello.runtime.digest && /^sha256:[0-9a-f]{64}$/.test(hello.runtime.digest)) return hello.runtime.digest;
+  if (opts.driver !== undefined) {
+    const file = opts.driver.split(/\s+/).find((part) => /\.(m?js|py|go|rb|ts|jar|exe)$/.test(part) && existsSync(part));
+    return sha256(file ? readFileSync(file) : opts.driver);
+  }
+  if (opts.attach !== undefined) return sha256(`${hello.runtime.name} ${hello.runtime.version} ${opts.attach}`);
+  return sha256(readFileSync(fileURLToPath(import.meta.url)));
+}
+
+function parseOnly(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const numbers = value.split(",").map((part) => Number(part.trim()));
+  if (numbers.length === 0 || numbers.some((n) => !Number.isInteger(n) || n < 1 || n > 12)) throw new UsageError(`--only takes test numbers 1-12 separated by commas, got "${value}"`);
+  return [...new Set(numbers)].sort((a, b) => a - b);
+}
+
+function reproLine(opts: ConformCliOptions, test: ConformanceTest, seed: number): string {
+  const target = opts.driver !== undefined ? ` --driver ${JSON.stringify(opts.driver)}` : opts.attach !== undefined ? ` --attach ${opts.attach}` : "";
+  return `pulse-conform${target} --only ${test.number} --seed ${seed}${opts.timing === "real" ? " --timing real" : ""}${opts.evidence === "driver" ? " --evidence driver" : ""}`;
+}
+
+const MARK: Record<TestResult["status"], string> = { passed: "✓", warned: "!", failed: "✗", errored: "E", not_tested: "-", flaky: "~" };
+
+export function progressLine(r: TestResult, color: boolean): string {
+  const paint = (code: number, text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
+  const hue = r.status === "passed" ? 32 : r.status === "failed" || r.status === "errored" ? 31 : 33;
+  const lines = [`${paint(hue, MARK[r.status])} ${String(r.number).padStart(2)} ${r.name.padEnd(36)} ${paint(hue, r.status.padEnd(10))} ${String(r.duration_ms).padStart(6)} ms`];
+  if (r.status !== "passed") {
+    for (const c of r.checks.filter((c) => c.outcome !== "pass")) lines.push(...checkLines(c).map((l) => `       ${l}`));
+    if (r.reason) lines.push(`       ${r.reason}`);
+    lines.push(`       repro: ${r.repro}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<number> {
+  const repeats = parseCount("--repeat", opts.repeat) ?? 1;
+  if (repeats < 1) throw new UsageError("--repeat must be at least 1");
+  const seed = parseCount("--seed", opts.seed) ?? 1;
+  const only = parseOnly(opts.only);
+  if (opts.timing !== undefined && opts.timing !== "virtual" && opts.timing !== "real") throw new UsageError(`--timing is virtual or real, got "${opts.timing}"`);
+  if (opts.evidence !== undefined && opts.evidence !== "recording" && opts.evidence !== "driver") throw new UsageError(`--evidence is recording or driver, got "${opts.evidence}"`);
+  if (opts.attest !== undefined && opts.key === undefined) throw new UsageError("--attest needs --key (a private key from pulse-conform keygen)");
+  if (opts.attest !== undefined && opts.report === undefined) throw new UsageError("--attest signs the report: give --report FILE too");
+  let privateKey: { key: import("node:crypto").KeyObject; keyid: string } | undefined;
+  if (opts.attest !== undefined) {
+    const { loadPrivateKey, keyidOf, KeyError } = await import("../../conformance/attest/index.js");
+    const { createPublicKey } = await import("node:crypto");
+    try {
+      const key = loadPrivateKey(await readFile(opts.key!, "utf8"));
+      privateKey = { key, keyid: keyidOf(createPublicKey(key)) };
+    } catch (e) {
+      if (e instanceof KeyError || (e as NodeJS.ErrnoException).code === "ENOENT") throw new UsageError(`--key ${opts.key}: ${(e as Error).message}`);
+      throw e;
+    }
+  }
+  const manifests = await readCertifiedManifests(opts.manifest ?? [], io);
+  const color = useColor(io, opts.color === false ? false : undefined);
+  const startedAt = new Date();
+
+  let session: Session;
+  try {
+    session = await openSession(opts, io);
+  } catch (e) {
+    if (e instanceof DriverFailure) return driverFailed(e, undefined, io);
+    throw e;
+  }
+  const { driver, observer, hello } = session;
+  io.stdout(`pulse-conform: ${hello.runtime.name} ${hello.runtime.version} (${hello.runtime.language}) via ${driver.describe}; ${session.timing} clock, evidence ${observer.evidenceClass}${repeats > 1 ? `, ${repeats} repeats` : ""}\n\n`);
+  const runOptions = {
+    driver,
+    observer,
+    hello,
+    timing: session.timing,
+    repeats,
+    seed,
+    ...(only ? { only } : {}),
+    manifests,
+    repro: (test: ConformanceTest) => reproLine(opts, test, seed),
+    onResult: (r: TestResult) => io.stdout(progressLine(r, color)),
+    runtimeDigest: session.runtimeDigest,
+  };
+  let results: TestResult[];
+  try {
+    results = await runTests(runOptions);
+  } catch (e) {
+    if (e instanceof DriverFailure) return driverFailed(e, driver, io);
+    throw e;
+  } finally {
+    await observer.close();
+    await driver.close().catch(() => undefined);
+  }
+  const report = buildReport(runOptions, results, startedAt);
+  await writeOutputs(report, opts, privateKey, io);
+  if (opts.validateProtocol) {
+    const problems = session.problems;
+    io.stdout(problems.length === 0 ? "\nprotocol: every message matched its schema\n" : `\nprotocol: ${problems.length} message${problems.length === 1 ? "" : "s"} did not match the schemas:\n${problems.slice(0, 20).map((p) => `  ${p}`).join("\n")}\n`);
+  }
+  io.stdout(`\n${report.verdict}${report.certification ? "" : " (not a certification: tests were filtered)"}: ${hello.runtime.name} ${hello.runtime.version} against PULSE v${report.pulse_version} conformance suite ${report.suite_version}\n`);
+  io.stdout(`${closingLine(report.summary)}\n`);
+  if (opts.validateProtocol && session.problems.length > 0) return CONFORM_EXIT.driver;
+  return exitCodeOf(report.verdict);
+}
+
+function driverFailed(e: DriverFailure, driver: Driver | undefined, io: CliIO): number {
+  io.stderr(`pulse-conform: driver failure: ${e.message}\n`);
+  const tail = driver?.stderrTail() ?? [];
+  if (tail.length > 0) io.stderr(`the adapter's last stderr lines:\n${tail.slice(-15).map((l) => `  | ${l}`).join("\n")}\n`);
+  io.stderr("no verdict: the run stopped before the suite finished\n");
+  return CONFORM_EXIT.driver;
+}
+
+async function readCertifiedManifests(operands: string[], io: CliIO): Promise<{ file: string; value: Record<string, unknown> }[]> {
+  if (operands.length === 0) return [];
+  const sources = await readManifestSources(operands, undefined, io, DEFAULT_MAX_BYTES);
+  const invalid = validateSources(sources).filter((r) => !r.valid);
+  if (invalid.length > 0) throw new UsageError(`--manifest: ${invalid.map((r) => r.file).join(", ")} ${invalid.length === 1 ? "is" : "are"} not valid (pulse validate shows why); only valid manifests can be certified`);
+  return sources.map((s) => ({ file: s.file, value: s.value as Record<string, unknown> }));
+}
+
+async function writeOutputs(report: ConformanceReport, opts: ConformCliOptions, privateKey: { key: import("node:crypto").KeyObject; keyid: string } | undefined, io: CliIO): Promise<void> {
+  const reportText = JSON.stringify(report, null, 2) + "\n";
+  const written: string[] = [];
+  if (opts.report !== undefined) {
+    await writeAtomically(opts.report, opts.report, reportText);
+    written.push(`report ${opts.report}`);
+  }
+  if (opts.attest !== undefined && privateKey) {
+    const { attestReport } = await import("../../conformance/attest/index.js");
+    const envelope = attestReport(report, Buffer.from(reportText), privateKey.key, privateKey.keyid);
+    await writeAtomically(opts.attest, opts.attest, JSON.stringify(envelope, null, 2) + "\n");
+    written.push(`attestation ${opts.attest}`);
+  }
+  if (opts.junit !== undefined) {
+    const { formatJunit } = await import("../../conformance/report/junit.js");
+    await writeAtomically(opts.junit, opts.junit, formatJunit(report));
+    written.push(`JUnit ${opts.junit}`);
+  }
+  if (opts.markdown !== undefined) {
+    const { formatMarkdown } = await import("../../conformance/report/markdown.js");
+    await writeAtomically(opts.markdown, opts.markdown, formatMarkdown(report));
+    written.push(`Markdown ${opts.markdown}`);
+  }
+  if (opts.badge !== undefined) {
+    const { badgeOf } = await import("../../conformance/report/badge.js");
+    await writeAtomically(opts.badge, opts.badge, JSON.stringify(badgeOf(report)) + "\n");
+    written.push(`badge ${opts.badge}`);
+  }
+  if (written.length > 0) io.stdout(`\nwrote ${written.join(", ")}\n`);
+}

@@ -1,0 +1,69 @@
+/** `pulse-conform keygen` and `pulse-conform verify`: the attestation's two ends. */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { CONFORM_EXIT } from "../../conformance/report/summary.js";
+import { UsageError } from "./exit-codes.js";
+import type { CliIO } from "./io.js";
+
+export async function runKeygen(opts: { out?: string }, io: CliIO): Promise<number> {
+  const { writeKeyPair, KeyError } = await import("../../conformance/attest/index.js");
+  try {
+    const written = writeKeyPair(resolve(io.cwd, opts.out ?? "."));
+    io.stdout(`private key ${written.privateKeyPath} (mode 0600: keep it secret)\npublic key  ${written.publicKeyPath}\nkeyid       ${written.keyid}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof KeyError || (e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "EACCES") throw new UsageError((e as Error).message);
+    throw e;
+  }
+}
+
+export interface VerifyCliOptions {
+  report?: string;
+  key?: string;
+  runtimeDigest?: string;
+  allowUncertified?: boolean;
+  verdict?: string;
+  suiteVersion?: string;
+}
+
+export async function runVerify(envelopeFile: string, opts: VerifyCliOptions, io: CliIO): Promise<number> {
+  if (opts.key === undefined) throw new UsageError("verify needs --key (the public key, pulse-conform.pub)");
+  if (opts.verdict !== undefined && !["conformant", "nonconformant", "incomplete"].includes(opts.verdict)) throw new UsageError(`--verdict is conformant, nonconformant or incomplete, got "${opts.verdict}"`);
+  const read = async (file: string, what: string) => {
+    try {
+      return await readFile(resolve(io.cwd, file));
+    } catch (e) {
+      throw new UsageError(`cannot read the ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  };
+  const envelopeBytes = await read(envelopeFile, "attestation");
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(envelopeBytes.toString("utf8"));
+  } catch {
+    io.stderr(`pulse-conform verify: ${envelopeFile} is not JSON: not a DSSE envelope\nverification FAILED\n`);
+    return CONFORM_EXIT.verification;
+  }
+  const publicKeyPem = (await read(opts.key, "public key")).toString("utf8");
+  const reportBytes = opts.report !== undefined ? await read(opts.report, "report") : undefined;
+  const { verifyAttestation } = await import("../../conformance/attest/index.js");
+  const result = verifyAttestation({
+    envelope,
+    publicKeyPem,
+    ...(reportBytes ? { reportBytes } : {}),
+    ...(opts.runtimeDigest ? { runtimeDigest: opts.runtimeDigest } : {}),
+    policy: {
+      ...(opts.verdict ? { verdict: opts.verdict as "conformant" } : {}),
+      ...(opts.suiteVersion ? { suiteVersion: opts.suiteVersion } : {}),
+      requireCertification: opts.allowUncertified !== true,
+    },
+  });
+  if (!result.ok) {
+    io.stderr(`pulse-conform verify: ${envelopeFile}:\n${result.failures.map((f) => `  ✗ ${f}`).join("\n")}\nverification FAILED\n`);
+    return CONFORM_EXIT.verification;
+  }
+  const p = result.statement?.predicate as { runtime_name?: string; runtime_version?: string; verdict?: string; suite_version?: string } | undefined;
+  io.stdout(`verified: ${p?.runtime_name} ${p?.runtime_version} is ${p?.verdict} (suite ${p?.suite_version}); signature, ${reportBytes ? "report digest, " : ""}${opts.runtimeDigest ? "runtime digest, " : ""}and policy hold\n`);
+  if (!reportBytes) io.stdout("note: without --report, the report file itself was not checked against the signed digest\n");
+  return 0;
+}

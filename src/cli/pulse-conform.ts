@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+import { Command, Option } from "commander";
+import { CONFORM_HELP, runConform, type ConformCliOptions } from "./conform-command.js";
+import { runProgram, setExitCode } from "./main.js";
+import { processIO } from "./io.js";
+import { VERSION } from "../version.js";
+
+const io = processIO();
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+function addDriverOptions(cmd: Command): Command {
+  return cmd
+    .option("--driver <command>", "run an adapter as a subprocess speaking the driver protocol on stdio")
+    .option("--attach <url>", "drive an adapter that is already running, over HTTP")
+    .addOption(new Option("--timing <mode>", "virtual clock when the runtime has one, or real time").choices(["virtual", "real"]))
+    .addOption(new Option("--evidence <class>", "observe substrates through the harness's recording substrate, or through the driver").choices(["recording", "driver"]))
+    .option("--validate-protocol", "check every driver message both ways against schema/conformance/driver")
+    .option("--no-color", "disable colour");
+}
+
+const program = addDriverOptions(new Command("pulse-conform"))
+  .description("Certify a PULSE runtime against the twelve conformance tests of spec §12, with a signed report.")
+  .version(VERSION, "-V, --version")
+  // Subcommands (verify) have options of the same names (--report, --key) that mean other files.
+  .enablePositionalOptions()
+  .option("--report <file>", "write the report JSON (docs/conformance/report.md)")
+  .option("--attest <file>", "write a DSSE-signed in-toto attestation of the report (needs --key and --report)")
+  .option("--key <file>", "Ed25519 private key for --attest (pulse-conform keygen)")
+  .option("--junit <file>", "write JUnit XML")
+  .option("--markdown <file>", "write a Markdown summary")
+  .option("--badge <file>", "write a shields.io endpoint badge JSON")
+  .option("--repeat <n>", "run each test n times; disagreeing runs are reported flaky")
+  .option("--seed <n>", "seed recorded in the report and repro lines", "1")
+  .option("--only <numbers>", "run only these tests, e.g. 1,7 (the report is then not a certification)")
+  .option("--manifest <path>", "also certify that these manifests load (test 12); repeatable", collect, [])
+  .addHelpText("after", CONFORM_HELP)
+  .action(async (opts: ConformCliOptions, cmd: Command) => {
+    setExitCode(cmd, await runConform(opts, io));
+  });
+
+addDriverOptions(program.command("selftest"))
+  .description("prove the suite can fail: the runtime passes 12/12 and each of 12 mutants fails exactly its test")
+  .action(async (opts: ConformCliOptions, cmd: Command) => {
+    const { runSelftest } = await import("./conform-selftest.js");
+    setExitCode(cmd, await runSelftest(opts, io));
+  });
+
+program
+  .command("keygen")
+  .description("make an Ed25519 key pair for attestations (pulse-conform.key, mode 0600, and pulse-conform.pub)")
+  .option("--out <dir>", "directory to write the keys in", ".")
+  .action(async (opts: { out?: string }, cmd: Command) => {
+    const { runKeygen } = await import("./conform-keys.js");
+    setExitCode(cmd, await runKeygen(opts, io));
+  });
+
+program
+  .command("verify <attestation>")
+  .description("check an attestation: signature, the report's digest, the runtime digest and a policy")
+  .option("--report <file>", "the report the attestation signs (its sha256 must match)")
+  .option("--key <file>", "the signer's public key (pulse-conform.pub)")
+  .option("--runtime-digest <sha256>", "require this runtime artifact digest (sha256:<hex>)")
+  .option("--verdict <verdict>", "required verdict (default conformant)")
+  .option("--suite-version <version>", "required suite version")
+  .option("--allow-uncertified", "accept a filtered run (certification false)")
+  .action(async (file: string, opts: import("./conform-keys.js").VerifyCliOptions, cmd: Command) => {
+    const { runVerify } = await import("./conform-keys.js");
+    setExitCode(cmd, await runVerify(file, opts, io));
+  });
+
+process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse-conform", { usage: 4, internal: 3 });

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { ROOT, runBin } from "../cli/run-bin.js";
+
+const STDIO_ADAPTER = `"${process.execPath}" ${join(ROOT, "dist/conformance/adapters/pulse/stdio.js")}`;
+const tmp = () => mkdtempSync(join(tmpdir(), "pulse-conform-"));
+
+function reportSchemaValidator() {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  return ajv.compile(JSON.parse(readFileSync(join(ROOT, "schema/conformance/report.v1.json"), "utf8")));
+}
+
+describe("pulse-conform", () => {
+  it("certifies our runtime in process: one line per test, a schema-valid report, 12 passed, exit 0", () => {
+    const dir = tmp();
+    const r = runBin("pulse-conform", ["--report", join(dir, "report.json"), "--junit", join(dir, "junit.xml"), "--markdown", join(dir, "report.md"), "--badge", join(dir, "badge.json")]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout.match(/^✓ +\d+ \w+ +passed/gm)).toHaveLength(12);
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("12 passed, 0 failed");
+    const report = JSON.parse(readFileSync(join(dir, "report.json"), "utf8"));
+    const validate = reportSchemaValidator();
+    expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
+    expect(report).toMatchObject({ verdict: "conformant", certification: true, runtime_name: "pulse", settings: { timing: "virtual", evidence_class: "recording-substrate" } });
+    expect(report.test_results.map((t: { number: number }) => t.number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(readFileSync(join(dir, "junit.xml"), "utf8")).toMatch(/<testsuite [^>]*tests="12"[^>]*failures="0"/);
+    expect(JSON.parse(readFileSync(join(dir, "badge.json"), "utf8"))).toMatchObject({ message: "conformant 12/12", color: "brightgreen" });
+  });
+
+  it("certifies the same runtime as a separate process over the stdio driver protocol, every message schema-checked", () => {
+    const r = runBin("pulse-conform", ["--driver", STDIO_ADAPTER, "--validate-protocol"]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/via --driver/);
+    expect(r.stdout).toMatch(/protocol: every message matched its schema/);
+    expect(r.stdout).toMatch(/12 passed, 0 failed\n$/);
+  });
+
+  it("certifies every shipped manifest: test 12 loads each one", () => {
+    const dir = tmp();
+    const r = runBin("pulse-conform", ["--manifest", "manifests/", "--only", "12", "--report", join(dir, "r.json")]);
+    const report = JSON.parse(readFileSync(join(dir, "r.json"), "utf8"));
+    expect(report.test_results[0].status).toBe("passed");
+    const loaded = report.test_results[0].checks.filter((c: { description: string }) => /^valid: manifests\//.test(c.description));
+    expect(loaded.length).toBe(report.settings.manifests.length);
+    expect(loaded.length).toBeGreaterThanOrEqual(7);
+    // A filtered run is never a certification, and says so.
+    expect(report).toMatchObject({ verdict: "incomplete", certification: false });
+    expect(r.code).toBe(2);
+  });
+
+  it("signs the report and verifies it; any change to the report or the policy is refused (exit 5)", () => {
+    const dir = tmp();
+    expect(runBin("pulse-conform", ["keygen", "--out", dir]).code).toBe(0);
+    const key = join(dir, "pulse-conform.key");
+    const pub = join(dir, "pulse-conform.pub");
+    expect(runBin("pulse-conform", ["keygen", "--out", dir]).code).toBe(4); // never overwrites a key
+    const report = join(dir, "report.json");
+    const attestation = join(dir, "report.dsse.json");
+    expect(runBin("pulse-conform", ["--report", report, "--attest", attestation, "--key", key]).code).toBe(0);
+    const ok = runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^verified: pulse .* is conformant/);
+    const original = readFileSync(report, "utf8");
+    writeFileSync(report, original.replace('"seed": 1', '"seed": 7'));
+    const tampered = runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub]);
+    expect(tampered.code).toBe(5);
+    expect(tampered.stderr).toMatch(/sha256/);
+    writeFileSync(report, original);
+    expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "nonconformant"]).code).toBe(5);
+    // A filtered run verifies only when the verifier accepts uncertified runs.
+    expect(runBin("pulse-conform", ["--only", "2", "--report", report, "--attest", attestation, "--key", key]).code).toBe(2);
+    expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "incomplete"]).code).toBe(5);
+    expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "incomplete", "--allow-uncertified"]).code).toBe(0);
+  });
+
+  it("reports a crashing adapter as a driver failure (exit 3), never a verdict", () => {
+    const r = runBin("pulse-conform", ["--driver", `"${process.execPath}" -e "process.stderr.write('boom\\\\n'); process.exit(1)"`]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/driver failure/);
+    expect(r.stdout).not.toMatch(/passed/);
+  });
+
+  it("answers bad usage with exit 4 and a one-line reason", () => {
+    for (const args of [["--only", "13"], ["--attest", "x.json"], ["--driver", "x", "--attach", "http://127.0.0.1:1"], ["--repeat", "zero"], ["--bogus"], ["verify", "missing.json", "--key", "missing.pub"]]) {
+      const r = runBin("pulse-conform", args);
+      expect(r.code, args.join(" ")).toBe(4);
+      expect(r.stderr).toMatch(/^pulse-conform: /);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+});
+
+describe("pulse-conform selftest", () => {
+  it("passes 12/12 unmodified and catches every mutant with its own test and no other", () => {
+    const r = runBin("pulse-conform", ["selftest"]);
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/^✓ unmodified runtime: 12\/12 passed$/m);
+    expect(r.stdout.match(/^✓ [a-z-]+ +→ test +\d+ \w+: failed/gm)).toHaveLength(12);
+    expect(r.stdout).toMatch(/13 passed, 0 failed\n$/);
+  }, 60_000);
+});
