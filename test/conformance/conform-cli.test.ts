@@ -78,6 +78,14 @@ describe("pulse-conform", () => {
     expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "incomplete", "--allow-uncertified"]).code).toBe(0);
   });
 
+  it("repeats each test with --repeat and records every run's status", () => {
+    const dir = tmp();
+    runBin("pulse-conform", ["--only", "2", "--repeat", "3", "--report", join(dir, "r.json")]);
+    const report = JSON.parse(readFileSync(join(dir, "r.json"), "utf8"));
+    expect(report.settings.repeats).toBe(3);
+    expect(report.test_results[0]).toMatchObject({ status: "passed", repeats: ["passed", "passed", "passed"] });
+  });
+
   it("reports a crashing adapter as a driver failure (exit 3), never a verdict", () => {
     const r = runBin("pulse-conform", ["--driver", `"${process.execPath}" -e "process.stderr.write('boom\\\\n'); process.exit(1)"`]);
     expect(r.code).toBe(3);
