@@ -91,7 +91,7 @@ export async function openSession(opts: ConformCliOptions, io: CliIO): Promise<S
   }
   try {
     const hello = await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
-    if (hello?.protocol_version !== PROTOCOL_VERSION) throw new DriverFailure(`the adapter speaks driver protocol ${JSON.stringify(hello?.protocol_version)}, this harness ${PROTOCOL_VERSION}`);
+    if (hello?.protocol_version !== PROTOCOL_VERSION) throw new DriverFailure(`hello: protocol_version must be the string "${PROTOCOL_VERSION}" (this harness's driver protocol), the adapter answered ${JSON.stringify(hello?.protocol_version)}`);
     const timing = opts.timing === "real" || hello.capabilities?.clock !== "virtual" ? "real" : "virtual";
     const wantDriverEvidence = opts.evidence === "driver" || !(hello.capabilities?.substrates ?? []).includes("rebind");
     if (wantDriverEvidence && !(hello.capabilities?.substrates ?? []).includes("fault-injection")) {
@@ -194,7 +194,11 @@ export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<nu
   try {
     results = await runTests(runOptions);
   } catch (e) {
-    if (e instanceof DriverFailure) return driverFailed(e, driver, io);
+    if (e instanceof DriverFailure) {
+      // The schema problems are what usually explain a protocol break: show them first.
+      if (opts.validateProtocol && session.problems.length > 0) io.stderr(`protocol problems seen before the failure:\n${session.problems.slice(0, 20).map((p) => `  ${p}`).join("\n")}\n`);
+      return driverFailed(e, driver, io);
+    }
     throw e;
   } finally {
     await observer.close();
