@@ -87,6 +87,11 @@ export class SignalChannel {
       await this.o.onEvent({ type: "signal.dropped", emission, envelope, reason: "overflow", detail: policy });
       return;
     }
+    // close() released an emitter blocked for room: its signal is not sent after the channel closed.
+    if (this.closed) {
+      await this.o.onEvent({ type: "signal.dropped", emission, envelope, reason: "stopped" });
+      return;
+    }
     let done = () => {};
     const settled = new Promise<void>((resolve) => (done = resolve));
     const p: Pending = { emission, envelope, attempts: 0, abandoned: false, done, settled };

@@ -283,7 +283,8 @@ export class Host {
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     const status = h.loop.status();
     if (status === "stopped") return { outcome: "rejected", reason: `loop ${loopId} is stopped` };
-    if (status === "paused" || this.stopping) {
+    // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.
+    if (status === "paused") {
       h.held.push(request);
       return { outcome: "accepted" };
     }

@@ -38,6 +38,11 @@ class HostTransport implements Transport {
     if (this.external) return this.external.send(envelope, toLoop);
     return { outcome: "rejected", reason: `loop ${toLoop} is not in this host and no transport route reaches it` };
   }
+
+  /** Lets the external transport release what it holds (an HTTP transport's idle sockets). */
+  async close(): Promise<void> {
+    await this.external?.close?.();
+  }
 }
 
 export class SignalPlumbing {
