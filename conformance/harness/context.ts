@@ -7,18 +7,7 @@ import type { Driver } from "../driver/driver.js";
 import type { ConfigureParams, ObservedCall, PhaseScript } from "../driver/protocol.js";
 import type { Check, Evidence } from "../report/types.js";
 import type { Observer } from "./observer.js";
-
-export interface AuditEventSeen {
-  event_type: string;
-  trace_id: string;
-  loop_id: string;
-  phase_id: string | null;
-  workspace_id: string;
-  timestamp: string;
-  signature: string;
-  seq?: number;
-  data?: Record<string, unknown>;
-}
+import type { AuditEvent } from "../../src/substrates/contracts.js";
 
 export class TestContext {
   readonly checks: Check[] = [];
@@ -70,8 +59,8 @@ export class TestContext {
   }
 
   /** The audit events the runtime appended, as its audit substrate received them. */
-  async auditEvents(): Promise<AuditEventSeen[]> {
-    return (await this.calls()).filter((c) => c.slot === "audit" && c.operation === "append_event" && !c.error).map((c) => (c.args as { event: AuditEventSeen }).event);
+  async auditEvents(): Promise<AuditEvent[]> {
+    return (await this.calls()).filter((c) => c.slot === "audit" && c.operation === "append_event" && !c.error).map((c) => (c.args as { event: AuditEvent }).event);
   }
 
   check(description: string, holds: boolean, expected: unknown, observed: unknown): boolean {

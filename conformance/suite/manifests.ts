@@ -1,5 +1,11 @@
 /** The suite's own loops: small manifests, each with the invariants its test exercises turned on. */
 
+/** The workspace tests run in unless they need several. */
+export const WS = "ws_conformance";
+
+/** A script for an act phase that commits with no causal parents (§7.6 needs the field). */
+export const ACT = { output: { causal_parent_ids: [] } };
+
 type Phase = Record<string, unknown> & { id: string; kind: string };
 
 export function loop(loopId: string, phases: Phase[], extra: Record<string, unknown> = {}): Record<string, unknown> {

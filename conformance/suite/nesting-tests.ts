@@ -1,9 +1,8 @@
 /** §12 tests 3, 4 and 5: nesting, κ-routing and quorum, where one loop's decision gates another's. */
 import { traceId } from "../harness/context.js";
-import { loop, standardLoop, token } from "./manifests.js";
+import { loop, standardLoop, token, WS, ACT } from "./manifests.js";
 import { TRANSITIONS, type ConformanceTest } from "./test.js";
 
-const WS = "ws_conformance";
 
 function consolidation(status: string) {
   return token("ConsolidationEvent", "$trace", { timescale: "fast", convergence_status: status });
@@ -22,7 +21,7 @@ export const nestingUntilStable: ConformanceTest = {
     });
     await ctx.load(
       standardLoop(outer, { nesting: { inner_loops: [{ loop_id: inner, trigger: "phase:decide", wait: "until_stable" }] } }, {}),
-      { apply: { output: { causal_parent_ids: [] } } },
+      { apply: ACT },
     );
     const it = await ctx.whileAdvancing(ctx.driver.call("iteration.run", { loop_id: outer, workspace: WS, trace_id: traceId(1, 3), input: {} }), 30_000, 250);
     const audit = await ctx.auditEvents();
@@ -60,7 +59,7 @@ export const kappaRouting: ConformanceTest = {
       const loopId = await ctx.load(standardLoop("conformance.kappa"), {
         fetch: { output: token("TopologyContext", "$trace", { max_kappa: c.kappa, routing: c.kappa > 0 ? "deliberate" : "fast" }) },
         decide: { output: { decision: c.decision } },
-        apply: { output: { causal_parent_ids: [] } },
+        apply: ACT,
       });
       const it = await ctx.whileAdvancing(ctx.driver.call("iteration.run", { loop_id: loopId, workspace: `ws_kappa_${n}`, trace_id: traceId(n + 1, 4), input: {} }), 10_000);
       const reachedRoute = it.phases.some((p) => p.phase_id === "decide");
@@ -99,7 +98,7 @@ export const quorumBeforeCommit: ConformanceTest = {
         { nesting: { inner_loops: [{ loop_id: council, trigger: "phase:deliberate", wait: "until_done" }] } },
       );
       (manifest.invariants as Record<string, boolean>).quorum_before_commit = true;
-      await ctx.load(manifest, { apply: { output: { causal_parent_ids: [] } } });
+      await ctx.load(manifest, { apply: ACT });
       await ctx.whileAdvancing(ctx.driver.call("iteration.run", { loop_id: outer, workspace: `ws_quorum_${n}`, trace_id: traceId(n + 1, 5), input: {} }), 10_000);
       const calls = await ctx.calls();
       const audit = await ctx.auditEvents();

@@ -2,11 +2,9 @@
 import { canonicalJson } from "../../src/json/canonical-json.js";
 import { RuntimeError } from "../driver/driver.js";
 import { traceId } from "../harness/context.js";
-import { standardLoop } from "./manifests.js";
+import { standardLoop, WS, ACT } from "./manifests.js";
 import { effectiveWrites, nodeIdOf, type ConformanceTest, TRANSITIONS } from "./test.js";
 
-const WS = "ws_conformance";
-const act = { output: { causal_parent_ids: [] } };
 
 export const phaseAtomicity: ConformanceTest = {
   number: 1,
@@ -54,7 +52,7 @@ export const feedbackPath: ConformanceTest = {
   summary: "a learn phase invoked with no act before it in its iteration is rejected; after an act it runs",
   async run(ctx) {
     await ctx.configure();
-    const loopId = await ctx.load(standardLoop("conformance.feedback"), { apply: act, learn: { output: { learned: true } } });
+    const loopId = await ctx.load(standardLoop("conformance.feedback"), { apply: ACT, learn: { output: { learned: true } } });
     const lonely = traceId(1, 2);
     const r = await ctx.driver.call("phase.invoke", { loop_id: loopId, workspace: WS, trace_id: lonely, phase_id: "learn", input: {} });
     ctx.check("learn without a preceding act is rejected with PHASE_ORDER_VIOLATION", r.status === "failed" && r.error?.code === "PHASE_ORDER_VIOLATION", { status: "failed", code: "PHASE_ORDER_VIOLATION" }, { status: r.status, code: r.error?.code });

@@ -2,11 +2,9 @@
 import { validateValue } from "../../src/validator/validate.js";
 import { RuntimeError } from "../driver/driver.js";
 import { traceId } from "../harness/context.js";
-import { standardLoop, token } from "./manifests.js";
+import { standardLoop, token, WS, ACT } from "./manifests.js";
 import { TRANSITIONS, type ConformanceTest } from "./test.js";
 
-const WS = "ws_conformance";
-const act = { output: { causal_parent_ids: [] } };
 
 export const crossLoopSignal: ConformanceTest = {
   number: 8,
@@ -18,10 +16,10 @@ export const crossLoopSignal: ConformanceTest = {
     const b = "conformance.receiver";
     await ctx.load(
       standardLoop(b, { cadence: { type: "cross_loop_signal", params: { from_loop: a, from_phase: "learn", token: "OutcomeSignal" } } }),
-      { fetch: { calls: [{ slot: "memory", operation: "retrieve_context", args: { query: "$input.action_id" } }], output: {} }, apply: act },
+      { fetch: { calls: [{ slot: "memory", operation: "retrieve_context", args: { query: "$input.action_id" } }], output: {} }, apply: ACT },
     );
     await ctx.load(standardLoop(a, { connections: [{ id: "a_to_b", emit_phase: "learn", envelope: "cloudevents.v1", token: "OutcomeSignal", to_loop: b, to_phase: "fetch", delivery: "at_least_once" }] }), {
-      apply: act,
+      apply: ACT,
       learn: { output: token("OutcomeSignal", "$trace", { action_id: "act_conformance_8", status: "success" }) },
     });
     const it = await ctx.whileAdvancing(ctx.driver.call("iteration.run", { loop_id: a, workspace: WS, trace_id: traceId(1, 8), input: {} }), 10_000);
@@ -53,7 +51,7 @@ export const substrateUnavailable: ConformanceTest = {
     const threshold = 3;
     const cooldown = 5_000;
     await ctx.configure({ circuit: { failure_threshold: threshold, cooldown_ms: cooldown } });
-    const loopId = await ctx.load(standardLoop("conformance.degrade"), { fetch: { calls: [{ slot: "memory", operation: "retrieve_context", args: { query: "q" } }], output: {} }, apply: act });
+    const loopId = await ctx.load(standardLoop("conformance.degrade"), { fetch: { calls: [{ slot: "memory", operation: "retrieve_context", args: { query: "q" } }], output: {} }, apply: ACT });
     const run = (n: number) => ctx.whileAdvancing(ctx.driver.call("iteration.run", { loop_id: loopId, workspace: WS, trace_id: traceId(n, 9), input: {} }), 2_000);
     const healthy = await run(1);
     if (healthy.status !== "completed") {
@@ -87,7 +85,7 @@ export const multiTenant: ConformanceTest = {
     await ctx.configure();
     const loopId = await ctx.load(standardLoop("conformance.tenants", {}, { fetch: { idempotent: true, signature: "hash(query)" } }), {
       fetch: { calls: [{ slot: "memory", operation: "store_node", args: { node: { id: "seen-by-$input.marker" } } }], output: { marker: "$input.marker" } },
-      apply: act,
+      apply: ACT,
     });
     const trace = traceId(1, 10);
     const invoke = (ws: string) => ctx.driver.call("phase.invoke", { loop_id: loopId, workspace: ws, trace_id: trace, phase_id: "fetch", input: { query: "same", marker: ws } });

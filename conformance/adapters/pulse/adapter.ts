@@ -157,9 +157,8 @@ export class PulseAdapter {
   }
 
   private async iteration(p: Methods["iteration.run"][0]): Promise<Methods["iteration.run"][1]> {
-    const loop = this.loop(p.loop_id);
+    this.loop(p.loop_id); // NOT_FOUND before anything runs
     const r = await this.current().host.trigger(p.loop_id, { workspace: p.workspace, input: p.input, ...(p.trace_id ? { traceId: p.trace_id } : {}) });
-    void loop;
     const result: Methods["iteration.run"][1] = {
       trace_id: r.trace_id,
       status: r.status,
