@@ -25,7 +25,7 @@ const FORMS = "use external, phase:<id>, substrate:<slot> or signal:<Token>";
  * these joined by `|` (`external|signal:OutcomeSignal`). Whether a phase exists or a token is
  * canonical is the validator's business; this checks only the form.
  */
-export function parseEndpoints(text: string): ParseResult<EndpointRef[]> {
+export function parseEndpoints(text: string): ParseResult<readonly EndpointRef[]> {
   const tooLong = lengthError(text, "endpoint");
   if (tooLong) return tooLong;
   if (text.trim() === "") return fail(`empty endpoint (${FORMS})`, 0, text.length);

@@ -2,14 +2,14 @@ import { type ParseResult, fail, isIdentPart, isIdentStart, isSpace, lengthError
 
 export interface SignatureField {
   /** Dotted path into the phase input, e.g. `["request", "query"]`. */
-  path: string[];
+  path: readonly string[];
   offset: number;
   length: number;
 }
 
 export interface SignatureRecipe {
   fn: "hash" | "blake3";
-  fields: SignatureField[];
+  fields: readonly SignatureField[];
 }
 
 const EXAMPLE = "e.g. hash(query, workspace_id, k)";

@@ -5,6 +5,7 @@
  * bounded nesting, and `__proto__` kept as an ordinary own property.
  */
 import type { SourceNode } from "./source-node.js";
+import { intern } from "./intern.js";
 import { setOwn } from "./own-property.js";
 
 export interface SourceProblem {
@@ -259,7 +260,7 @@ class Parser {
     }
     out += t.slice(chunk, this.pos);
     this.pos++;
-    return out;
+    return intern(out);
   }
 
   number(): number {

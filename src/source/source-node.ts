@@ -25,37 +25,44 @@ export function pointerSegments(pointer: string): string[] {
   return segments.map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
-function isIndex(segment: string): boolean {
-  const n = segment.length;
-  if (n === 0 || (n > 1 && segment.charCodeAt(0) === 48)) return false;
-  for (let i = 0; i < n; i++) {
-    const c = segment.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
-}
-
 export function toPointer(segments: readonly (string | number)[]): string {
   return segments.map((s) => "/" + String(s).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
 }
 
-/** The deepest node on the pointer's path, and how many segments it resolved. */
+/** The deepest node on the pointer's path, and whether the whole path resolved. */
 export function walk(root: SourceNode, pointer: string): { node: SourceNode; resolved: boolean } {
   let node = root;
   const escaped = pointer.includes("~");
   for (let at = 1; at <= pointer.length && pointer !== ""; ) {
     let end = pointer.indexOf("/", at);
     if (end < 0) end = pointer.length;
-    let seg = pointer.slice(at, end);
-    if (escaped) seg = seg.replace(/~1/g, "/").replace(/~0/g, "~");
     let next: SourceNode | undefined;
-    if (node.kind === "object") next = node.entries?.get(seg);
-    else if (node.kind === "array" && isIndex(seg)) next = node.items?.[Number(seg)];
+    if (node.kind === "array") {
+      // Indices are read in place: no substring to allocate and hash.
+      const index = indexAt(pointer, at, end);
+      if (index >= 0) next = node.items?.[index];
+    } else if (node.kind === "object") {
+      let seg = pointer.slice(at, end);
+      if (escaped) seg = seg.replace(/~1/g, "/").replace(/~0/g, "~");
+      next = node.entries?.get(seg);
+    }
     if (!next) return { node, resolved: false };
     node = next;
     at = end + 1;
   }
   return { node, resolved: true };
+}
+
+/** The array index spelt by pointer[start, end), or -1 (RFC 6901: digits, no leading zero). */
+function indexAt(pointer: string, start: number, end: number): number {
+  if (end === start || end - start > 9 || (end - start > 1 && pointer.charCodeAt(start) === 48)) return -1;
+  let n = 0;
+  for (let i = start; i < end; i++) {
+    const c = pointer.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
 }
 
 /**

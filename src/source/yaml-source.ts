@@ -9,6 +9,7 @@ import type { SourceNode } from "./source-node.js";
 import type { ParsedSource, SourceProblem } from "./jsonc.js";
 import { MAX_NESTING } from "./jsonc.js";
 import { setOwn } from "./own-property.js";
+import { intern } from "./intern.js";
 
 /** Nodes materialised after alias expansion; far above any real manifest, far below a bomb. */
 export const MAX_EXPANDED_NODES = 100_000;
@@ -112,7 +113,7 @@ class Walker {
           continue;
         }
         if (key !== null && !isScalar(key)) this.fail("yaml/complex-key", "keys must be plain strings, not collections", keyStart, keyEnd);
-        const name = key === null ? "" : String(key.value);
+        const name = key === null ? "" : intern(String(key.value));
         if (entries.has(name) && !merged.has(name)) {
           this.problems.push({ rule: "input/duplicate-key", message: `duplicate key "${name}": the later value replaces the earlier one`, start: keyStart, end: keyEnd, severity: "error" });
         }
@@ -149,7 +150,8 @@ class Walker {
   }
 
   private scalar(v: unknown, start: number, end: number): unknown {
-    if (v === null || typeof v === "string" || typeof v === "boolean") return v;
+    if (typeof v === "string") return intern(v);
+    if (v === null || typeof v === "boolean") return v;
     if (typeof v === "number") {
       if (!Number.isFinite(v)) this.fail("yaml/non-json-value", `${v} is not a number JSON can represent`, start, end);
       return v;

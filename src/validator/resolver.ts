@@ -7,7 +7,7 @@ import type { EndpointRef } from "../grammar/endpoint.js";
 import { parseEndpointsCached as parseEndpoints, parseExpressionCached as parseExpression, parseTriggerCached as parseTrigger } from "../grammar/cached.js";
 import type { Expr } from "../grammar/expression/index.js";
 import type { GrammarError } from "../grammar/grammar-error.js";
-import { asObject, field, str, type Json } from "./access.js";
+import { asObject, asString, type Json } from "./access.js";
 import { closest } from "./suggest.js";
 
 export type PhaseRefRole = "closure.from_phase" | "closure.to_phase" | "connection.emit_phase" | "endpoint" | "inner_loop.trigger";
@@ -33,7 +33,7 @@ export interface GrammarIssue {
 
 export interface ParsedEndpoint {
   pointer: string;
-  refs: EndpointRef[];
+  refs: readonly EndpointRef[];
 }
 
 export interface ParsedTrigger {
@@ -63,8 +63,7 @@ export interface LoopModel {
   nesting: Json | undefined;
   /** The cadence and its fallbacks, outermost first, with their pointers. */
   cadences: { cadence: Json; pointer: string }[];
-  /** Phase ids in declared order (duplicates included, so the duplicate rule can see them). */
-  phaseIds: string[];
+  /** Each phase id and the index of the phase that first declares it (a later one is a duplicate). */
   phaseIndex: Map<string, number>;
   refs: PhaseRef[];
   endpoints: ParsedEndpoint[];
@@ -73,11 +72,7 @@ export interface LoopModel {
   grammarIssues: GrammarIssue[];
 }
 
-const ENDPOINT_FIELDS = [
-  ["inputs", "from"],
-  ["outputs", "to"],
-] as const;
-
+/** Object items of an array, with their index (non-objects skipped: the schema reports them). */
 function items(list: unknown): Item[] {
   const out: Item[] = [];
   if (!Array.isArray(list)) return out;
@@ -88,33 +83,41 @@ function items(list: unknown): Item[] {
   return out;
 }
 
+// Field reads below are plain property reads on objects checked by asObject: each read site
+// then stays monomorphic, where a shared `field(obj, key)` helper made every read a slow
+// megamorphic lookup. Safe because no field named here exists on Object.prototype (a test
+// checks every property name read in the validator).
 export function resolveLoop(manifest: unknown): LoopModel {
+  const m = asObject(manifest);
   const phases: PhaseItem[] = [];
-  const phaseIds: string[] = [];
   const phaseIndex = new Map<string, number>();
-  for (const { item, index } of items(field(manifest, "phases"))) {
-    const id = str(item, "id");
-    phases.push({ item, index, id, kind: str(item, "kind") });
-    if (id === undefined) continue;
-    phaseIds.push(id);
-    if (!phaseIndex.has(id)) phaseIndex.set(id, index);
+  const list = m?.phases;
+  if (Array.isArray(list)) {
+    for (let index = 0; index < list.length; index++) {
+      const item = asObject(list[index]);
+      if (!item) continue;
+      const id = asString(item.id);
+      phases.push({ item, index, id, kind: asString(item.kind) });
+      if (id === undefined) continue;
+      if (!phaseIndex.has(id)) phaseIndex.set(id, index);
+    }
   }
-  const nesting = asObject(field(manifest, "nesting"));
+  const nesting = asObject(m?.nesting);
   const cadences: { cadence: Json; pointer: string }[] = [];
-  let cadence = asObject(field(manifest, "cadence"));
+  let cadence = asObject(m?.cadence);
   for (let pointer = "/cadence"; cadence && cadences.length < 16; pointer += "/fallback") {
     cadences.push({ cadence, pointer });
-    cadence = asObject(field(cadence, "fallback"));
+    cadence = asObject(cadence.fallback);
   }
+  const closure = asObject(m?.closure);
   const model: LoopModel = {
-    loopId: str(manifest, "loop_id"),
+    loopId: asString(m?.loop_id),
     phases,
-    connections: items(field(manifest, "connections")),
-    innerLoops: items(field(nesting, "inner_loops")),
-    closure: asObject(field(manifest, "closure")),
+    connections: items(m?.connections),
+    innerLoops: items(nesting?.inner_loops),
+    closure,
     nesting,
     cadences,
-    phaseIds,
     phaseIndex,
     refs: [],
     endpoints: [],
@@ -122,39 +125,25 @@ export function resolveLoop(manifest: unknown): LoopModel {
     conditions: [],
     grammarIssues: [],
   };
-  const ref = (role: PhaseRefRole, pointer: string, phase: string, offset?: number, length?: number): void => {
-    const found = phaseIndex.has(phase);
-    const r: PhaseRef = { role, pointer, phase, found };
-    if (offset !== undefined) {
-      r.offset = offset;
-      r.length = length;
-    }
-    if (!found) {
-      const s = closest(phase, phaseIndex.keys());
-      if (s !== undefined) r.suggestion = s;
-    }
-    model.refs.push(r);
-  };
 
-  const closure = model.closure;
-  const from = str(closure, "from_phase");
-  if (from !== undefined) ref("closure.from_phase", "/closure/from_phase", from);
-  const to = str(closure, "to_phase");
-  if (to !== undefined) ref("closure.to_phase", "/closure/to_phase", to);
-  const via = str(closure, "via");
-  if (via !== undefined) parseEndpointField(model, "/closure/via", via, ref);
+  const from = asString(closure?.from_phase);
+  if (from !== undefined) addRef(model, "closure.from_phase", "/closure/from_phase", from);
+  const to = asString(closure?.to_phase);
+  if (to !== undefined) addRef(model, "closure.to_phase", "/closure/to_phase", to);
+  const via = asString(closure?.via);
+  if (via !== undefined) addEndpoint(model, "/closure/via", via);
 
   for (const { item, index } of phases) {
-    for (const [group, key] of ENDPOINT_FIELDS) {
-      const value = str(field(item, group), key);
-      if (value !== undefined) parseEndpointField(model, `/phases/${index}/${group}/${key}`, value, ref);
-    }
+    const input = asString(asObject(item.inputs)?.from);
+    if (input !== undefined) addEndpoint(model, `/phases/${index}/inputs/from`, input);
+    const output = asString(asObject(item.outputs)?.to);
+    if (output !== undefined) addEndpoint(model, `/phases/${index}/outputs/to`, output);
   }
 
   for (const { item, index } of model.connections) {
-    const emit = str(item, "emit_phase");
-    if (emit !== undefined) ref("connection.emit_phase", `/connections/${index}/emit_phase`, emit);
-    const condition = str(item, "emit_condition");
+    const emit = asString(item.emit_phase);
+    if (emit !== undefined) addRef(model, "connection.emit_phase", `/connections/${index}/emit_phase`, emit);
+    const condition = asString(item.emit_condition);
     if (condition !== undefined) {
       const pointer = `/connections/${index}/emit_condition`;
       const parsed = parseExpression(condition);
@@ -164,7 +153,7 @@ export function resolveLoop(manifest: unknown): LoopModel {
   }
 
   for (const { item, index } of model.innerLoops) {
-    const trigger = str(item, "trigger");
+    const trigger = asString(item.trigger);
     if (trigger === undefined) continue;
     const pointer = `/nesting/inner_loops/${index}/trigger`;
     const parsed = parseTrigger(trigger);
@@ -172,31 +161,36 @@ export function resolveLoop(manifest: unknown): LoopModel {
       model.grammarIssues.push({ rule: "pulse/trigger-syntax", pointer, error: parsed.error });
       continue;
     }
-    const t: ParsedTrigger = { pointer, innerLoopId: str(item, "loop_id"), phase: parsed.value.phase };
+    const t: ParsedTrigger = { pointer, innerLoopId: asString(item.loop_id), phase: parsed.value.phase };
     if (parsed.value.condition) t.condition = parsed.value.condition;
     model.triggers.push(t);
-    ref("inner_loop.trigger", pointer, parsed.value.phase, parsed.value.phaseOffset, parsed.value.phase.length);
+    addRef(model, "inner_loop.trigger", pointer, parsed.value.phase, parsed.value.phaseOffset, parsed.value.phase.length);
   }
   return model;
 }
 
-function parseEndpointField(
-  model: LoopModel,
-  pointer: string,
-  value: string,
-  ref: (role: PhaseRefRole, pointer: string, phase: string, offset?: number, length?: number) => void,
-): void {
+function addRef(model: LoopModel, role: PhaseRefRole, pointer: string, phase: string, offset?: number, length?: number): void {
+  const found = model.phaseIndex.has(phase);
+  // One object shape for every reference, so code reading them stays monomorphic.
+  const r: PhaseRef = { role, pointer, phase, offset, length, found, suggestion: undefined };
+  if (!found) r.suggestion = closest(phase, model.phaseIndex.keys());
+  model.refs.push(r);
+}
+
+function addEndpoint(model: LoopModel, pointer: string, value: string): void {
   const parsed = parseEndpoints(value);
   if (!parsed.ok) {
     model.grammarIssues.push({ rule: "pulse/endpoint-syntax", pointer, error: parsed.error });
     return;
   }
-  model.endpoints.push({ pointer, refs: parsed.value });
-  for (const e of parsed.value) {
+  const refs = parsed.value;
+  model.endpoints.push({ pointer, refs });
+  for (let i = 0; i < refs.length; i++) {
+    const e = refs[i] as EndpointRef;
     if (e.kind === "phase") {
       // Point at the id itself, after the `phase:` prefix.
       const prefix = value.indexOf(":", e.offset) + 1;
-      ref("endpoint", pointer, e.phase, prefix, e.phase.length);
+      addRef(model, "endpoint", pointer, e.phase, prefix, e.phase.length);
     }
   }
 }
@@ -234,53 +228,60 @@ export interface ResolvedSystem {
 export function resolveSystem(entries: readonly LoopEntry[]): ResolvedSystem {
   const byLoopId = new Map<string, LoopEntry[]>();
   for (const e of entries) {
-    if (e.model.loopId === undefined) continue;
-    const list = byLoopId.get(e.model.loopId) ?? [];
-    list.push(e);
-    byLoopId.set(e.model.loopId, list);
+    const id = e.model.loopId;
+    if (id === undefined) continue;
+    const list = byLoopId.get(id);
+    if (list) list.push(e);
+    else byLoopId.set(id, [e]);
   }
-  const refs: SystemRef[] = [];
-  const add = (entry: LoopEntry, role: SystemRefRole, pointer: string, toLoop: string | undefined, toPhase?: string, phasePointer?: string): void => {
-    if (toLoop === undefined || entry.model.loopId === undefined) return;
-    const target = byLoopId.get(toLoop)?.[0];
-    const r: SystemRef = { role, file: entry.file, pointer, fromLoop: entry.model.loopId, toLoop, status: "external" };
-    if (toPhase !== undefined) r.toPhase = toPhase;
-    if (phasePointer !== undefined) r.phasePointer = phasePointer;
-    if (target) {
-      r.target = target;
-      r.status = toPhase === undefined || target.model.phaseIndex.has(toPhase) ? "resolved" : "missing-phase";
-      if (r.status === "missing-phase" && toPhase !== undefined) {
-        const s = closest(toPhase, target.model.phaseIndex.keys());
-        if (s !== undefined) r.suggestion = s;
-      }
-    }
-    refs.push(r);
-  };
-
+  const system: ResolvedSystem = { byLoopId, refs: [] };
   for (const entry of entries) {
     const { model } = entry;
+    if (model.loopId === undefined) continue;
     for (const { item, index } of model.connections) {
-      const toPhase = str(item, "to_phase");
-      add(entry, "connection", `/connections/${index}/to_loop`, str(item, "to_loop"), toPhase, toPhase === undefined ? undefined : `/connections/${index}/to_phase`);
+      const toLoop = asString(item.to_loop);
+      if (toLoop === undefined) continue;
+      const toPhase = asString(item.to_phase);
+      const phasePointer = toPhase === undefined ? undefined : `/connections/${index}/to_phase`;
+      addSystemRef(system, entry, "connection", `/connections/${index}/to_loop`, toLoop, toPhase, phasePointer);
     }
     for (const { item, index } of model.innerLoops) {
-      add(entry, "inner_loop", `/nesting/inner_loops/${index}/loop_id`, str(item, "loop_id"));
+      const toLoop = asString(item.loop_id);
+      if (toLoop !== undefined) addSystemRef(system, entry, "inner_loop", `/nesting/inner_loops/${index}/loop_id`, toLoop);
     }
-    add(entry, "parent_loop", "/nesting/parent_loop", str(model.nesting, "parent_loop"));
+    const parent = asString(model.nesting?.parent_loop);
+    if (parent !== undefined) addSystemRef(system, entry, "parent_loop", "/nesting/parent_loop", parent);
     for (const { cadence, pointer } of model.cadences) {
-      if (str(cadence, "type") !== "cross_loop_signal") continue;
-      const params = field(cadence, "params");
-      const fromPhase = str(params, "from_phase");
-      add(entry, "signal_source", `${pointer}/params/from_loop`, str(params, "from_loop"), fromPhase, fromPhase === undefined ? undefined : `${pointer}/params/from_phase`);
+      if (cadence.type !== "cross_loop_signal") continue;
+      const params = asObject(cadence.params);
+      const fromLoop = asString(params?.from_loop);
+      if (fromLoop === undefined) continue;
+      const fromPhase = asString(params?.from_phase);
+      const phasePointer = fromPhase === undefined ? undefined : `${pointer}/params/from_phase`;
+      addSystemRef(system, entry, "signal_source", `${pointer}/params/from_loop`, fromLoop, fromPhase, phasePointer);
     }
   }
-  return { byLoopId, refs };
+  return system;
+}
+
+function addSystemRef(system: ResolvedSystem, entry: LoopEntry, role: SystemRefRole, pointer: string, toLoop: string, toPhase?: string, phasePointer?: string): void {
+  const target = system.byLoopId.get(toLoop)?.[0];
+  let status: SystemRef["status"] = "external";
+  let suggestion: string | undefined;
+  if (target) {
+    status = toPhase === undefined || target.model.phaseIndex.has(toPhase) ? "resolved" : "missing-phase";
+    if (status === "missing-phase") suggestion = closest(toPhase as string, target.model.phaseIndex.keys());
+  }
+  // One object shape for every reference, so code reading them stays monomorphic.
+  system.refs.push({ role, file: entry.file, pointer, fromLoop: entry.model.loopId as string, toLoop, toPhase, phasePointer, status, target, suggestion });
 }
 
 /** Nesting edges parent → inner, from both `inner_loops` and `parent_loop`, with cycles found by DFS. */
 export function nestingCycles(system: ResolvedSystem): string[][] {
   // A cycle through other loops needs at least two nesting edges.
-  if (system.refs.filter((r) => r.role === "inner_loop" || r.role === "parent_loop").length < 2) return [];
+  let nestingRefs = 0;
+  for (const r of system.refs) if (r.role === "inner_loop" || r.role === "parent_loop") nestingRefs++;
+  if (nestingRefs < 2) return [];
   const edges = new Map<string, Set<string>>();
   const link = (from: string, to: string): void => {
     const set = edges.get(from) ?? new Set<string>();

@@ -48,7 +48,7 @@ const TYPE_TEXT: Record<string, string> = {
 function valueAt(root: unknown, pointer: string): unknown {
   let v = root;
   for (const seg of pointerSegments(pointer)) {
-    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, seg)) return undefined;
+    if (v === null || typeof v !== "object" || !Object.hasOwn(v, seg)) return undefined;
     v = (v as Record<string, unknown>)[seg];
   }
   return v;

@@ -93,13 +93,30 @@ class FileDiagnostics {
   }
 
   result(): FileResult {
-    this.diagnostics.sort(compareDiagnostics);
+    sortDiagnostics(this.diagnostics);
     return {
       file: this.source.file,
       valid: !this.diagnostics.some((d) => d.severity === "error"),
       diagnostics: this.diagnostics,
       text: this.source.text,
     };
+  }
+}
+
+/**
+ * Stable sort in place. A file has a handful of diagnostics: insertion sort orders them without
+ * the scratch memory Array.prototype.sort allocates on every call.
+ */
+function sortDiagnostics(list: Diagnostic[]): void {
+  if (list.length > 16) {
+    list.sort(compareDiagnostics);
+    return;
+  }
+  for (let i = 1; i < list.length; i++) {
+    const d = list[i] as Diagnostic;
+    let j = i - 1;
+    for (; j >= 0 && compareDiagnostics(list[j] as Diagnostic, d) > 0; j--) list[j + 1] = list[j] as Diagnostic;
+    list[j + 1] = d;
   }
 }
 
@@ -139,19 +156,25 @@ export function validateSources(sources: readonly ManifestSource[], options: Val
     entries.push({ entry: { file: source.file, manifest, model }, file });
   }
 
-  const byFile = new Map(entries.map((e) => [e.entry.file, e.file]));
-  checkSystem(
-    resolveSystem(entries.map((e) => e.entry)),
-    (fileName, finding) => {
-      const related = finding.related?.map((r) => {
+  const byFile = new Map<string, FileDiagnostics>();
+  const loops: LoopEntry[] = [];
+  for (const e of entries) {
+    byFile.set(e.entry.file, e.file);
+    loops.push(e.entry);
+  }
+  checkSystem(resolveSystem(loops), (fileName, finding) => {
+    if (finding.related) {
+      // Related locations name another loop's file: point at that loop's loop_id.
+      const related = finding.related.map((r) => {
         const target = byFile.get(r.file)?.source;
         if (!target?.root || r.line !== 0) return r;
         const pos = target.lines.position(spanOf(target.root, "/loop_id").start);
         return { ...r, line: pos.line, column: pos.column };
       });
-      byFile.get(fileName)?.add(related ? { ...finding, related } : finding);
-    },
-  );
+      finding = { ...finding, related };
+    }
+    byFile.get(fileName)?.add(finding);
+  });
   return files.map((f) => f.result());
 }
 

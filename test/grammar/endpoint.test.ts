@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseEndpoints } from "../../src/grammar/endpoint.js";
 import { anyText, stringFrom } from "./arbitraries.js";
 
-function refs(text: string): unknown[] {
+function refs(text: string): readonly unknown[] {
   const result = parseEndpoints(text);
   if (!result.ok) throw new Error(`${text}: ${result.error.message}`);
   return result.value;

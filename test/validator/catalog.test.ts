@@ -44,6 +44,27 @@ describe("the rule catalogue", () => {
 });
 
 describe("access helpers", () => {
+  // The validator reads manifest fields as plain properties (`item.kind`), which would reach
+  // into Object.prototype for a name like `constructor`: none may be read that way.
+  it("the validator reads no property that Object.prototype has (document keys use getOwn)", () => {
+    const prototypeKeys = new Set(Object.getOwnPropertyNames(Object.prototype));
+    const checked = files("src/validator").filter((f) => !f.includes("generated"));
+    expect(checked.length).toBeGreaterThan(10);
+    for (const f of checked) {
+      const code = readFileSync(f, "utf8").replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
+      for (const m of code.matchAll(/(?:\?\.|\.)\s*([A-Za-z_$][\w$]*)(?!\s*\()/g)) {
+        expect(prototypeKeys.has(m[1]!), `${f}: reads .${m[1]}`).toBe(false);
+      }
+    }
+  });
+
+  it("the rule above would catch a prototype name read as a property", () => {
+    const re = /(?:\?\.|\.)\s*([A-Za-z_$][\w$]*)(?!\s*\()/g;
+    const names = (code: string): string[] => [...code.matchAll(re)].map((m) => m[1]!);
+    expect(names("asString(item?.constructor)")).toContain("constructor");
+    expect(names("x.toString(16)")).not.toContain("toString");
+  });
+
   it("read only field names that Object.prototype does not have (document keys use getOwn)", () => {
     const prototypeKeys = new Set(Object.getOwnPropertyNames(Object.prototype));
     // Non-literal keys whose values are known to come from our own constants.

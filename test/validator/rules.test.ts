@@ -240,3 +240,31 @@ describe("connections and nesting", () => {
     expect(rules(twice)).toContain("pulse/duplicate-inner-loop");
   });
 });
+
+describe("diagnostic order", () => {
+  // Findings arrive rule by rule; a file's diagnostics are listed in document order (line,
+  // column, then severity and rule), for short lists and long ones alike.
+  const isOrdered = (ds: { line: number; column: number; severity: string; rule: string }[]): boolean => {
+    const rank = { error: 0, warning: 1, info: 2 } as Record<string, number>;
+    for (let i = 1; i < ds.length; i++) {
+      const a = ds[i - 1]!, b = ds[i]!;
+      const c = a.line - b.line || a.column - b.column || rank[a.severity]! - rank[b.severity]! || (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0);
+      if (c > 0) return false;
+    }
+    return true;
+  };
+
+  it.each([3, 40])("orders %i out-of-order findings by position", (n) => {
+    const m = mutate((m) => {
+      m.connections = Array.from({ length: n }, (_, i) => ({ id: "dup", emit_phase: "nowhere", token: "OutcomeSignal", to_loop: "other.loop" }));
+      m.phases[0].max_retries = 1;
+      m.phases[0].on_failure = "skip";
+    });
+    const ds = validateValue(m, "m.json").diagnostics;
+    expect(ds.length).toBeGreaterThan(n);
+    expect(isOrdered(ds)).toBe(true);
+    // The emit_phase error of each connection precedes its later-reported external info.
+    const first = ds.filter((d) => d.pointer.startsWith("/connections/0/"));
+    expect(first.map((d) => d.severity)).toEqual(["error", "info"]);
+  });
+});

@@ -21,12 +21,12 @@ export interface LiteralExpr extends Positioned {
 export interface PathExpr extends Positioned {
   type: "path";
   /** Field names from the scope root, e.g. `["request", "query"]` for `request.query`. */
-  path: string[];
+  path: readonly string[];
 }
 
 export interface ListExpr extends Positioned {
   type: "list";
-  items: Expr[];
+  items: readonly Expr[];
 }
 
 export interface NotExpr extends Positioned {

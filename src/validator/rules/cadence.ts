@@ -5,7 +5,7 @@
  */
 import { parseDurationCached as parseDuration, parseRateCached as parseRate, parseExpressionCached as parseExpression } from "../../grammar/cached.js";
 import { TOKEN_NAMES } from "../../manifest/types.js";
-import { asObject, field, type Json } from "../access.js";
+import { asObject, type Json } from "../access.js";
 import { getOwn } from "../../source/own-property.js";
 import type { Finding, Report } from "../finding.js";
 import type { LoopModel } from "../resolver.js";
@@ -52,9 +52,9 @@ const duration =
 const phaseOffset: Check = (v, params) => {
   const own = durationMs(v);
   if (own.problem) return own.problem;
-  const interval = durationMs(field(params, "interval")).ms;
+  const interval = durationMs(params.interval).ms;
   if (interval !== undefined && own.ms !== undefined && own.ms >= interval) {
-    return { message: `phase_offset (${String(v)}) must be shorter than the interval (${String(field(params, "interval"))})` };
+    return { message: `phase_offset (${String(v)}) must be shorter than the interval (${String(params.interval)})` };
   }
   return undefined;
 };
@@ -101,7 +101,7 @@ export const CADENCE_PARAMS: Record<string, Record<string, ParamSpec>> = {
 export function checkCadence(model: LoopModel, report: Report): void {
   const seenTypes: string[] = [];
   for (const { cadence, pointer } of model.cadences) {
-    const type = field(cadence, "type");
+    const type = cadence.type;
     if (typeof type === "string" && Object.hasOwn(CADENCE_PARAMS, type)) {
       checkParams(type, cadence, pointer, report);
       if (seenTypes.includes(type)) {
@@ -118,7 +118,7 @@ const REQUIRED: Record<string, string[]> = Object.fromEntries(
 
 function checkParams(type: string, cadence: Json, pointer: string, report: Report): void {
   const specs = CADENCE_PARAMS[type] as Record<string, ParamSpec>;
-  const raw = field(cadence, "params");
+  const raw = cadence.params;
   const params = asObject(raw) ?? {};
   if (raw !== undefined && !asObject(raw)) return; // the schema reports a non-object params
   for (const name of REQUIRED[type] as string[]) {

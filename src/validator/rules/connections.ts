@@ -1,13 +1,14 @@
 /** §3.5, §10: connection ids are unique and backpressure settings make sense together. */
-import { str, field } from "../access.js";
+import { asString } from "../access.js";
 import type { LoopModel } from "../resolver.js";
 import type { Report } from "../finding.js";
 
 export function checkConnections(model: LoopModel, report: Report): void {
-  const seen = new Map<string, number>();
+  // Only a list of two or more can hold a duplicate.
+  const seen = model.connections.length > 1 ? new Map<string, number>() : undefined;
   for (const { item, index } of model.connections) {
-    const id = str(item, "id");
-    if (id !== undefined) {
+    const id = asString(item.id);
+    if (id !== undefined && seen) {
       const first = seen.get(id);
       if (first !== undefined) {
         report({ rule: "pulse/duplicate-connection-id", pointer: `/connections/${index}/id`, message: `connection id "${id}" is already used by connections[${first}]` });
@@ -15,7 +16,7 @@ export function checkConnections(model: LoopModel, report: Report): void {
         seen.set(id, index);
       }
     }
-    if (field(item, "overflow_policy") !== undefined && field(item, "max_inflight") === undefined) {
+    if (item.overflow_policy !== undefined && item.max_inflight === undefined) {
       report({
         rule: "pulse/overflow-without-limit",
         pointer: `/connections/${index}/overflow_policy`,

@@ -1,22 +1,23 @@
 /** §3.6, §11: wait modes and their timeouts, and loops that nest themselves. */
-import { field, str } from "../access.js";
+import { asString } from "../access.js";
 import type { LoopModel } from "../resolver.js";
 import type { Report } from "../finding.js";
 
 export function checkNesting(model: LoopModel, report: Report): void {
   const { loopId, nesting } = model;
   if (!nesting) return;
-  if (loopId !== undefined && str(nesting, "parent_loop") === loopId) {
+  if (loopId !== undefined && asString(nesting.parent_loop) === loopId) {
     report({ rule: "pulse/nesting-cycle", pointer: "/nesting/parent_loop", message: `the loop names itself ("${loopId}") as its parent_loop` });
   }
-  const seen = new Map<string, number>();
+  // Only a list of two or more can hold a duplicate.
+  const seen = model.innerLoops.length > 1 ? new Map<string, number>() : undefined;
   for (const { item, index } of model.innerLoops) {
     const at = `/nesting/inner_loops/${index}`;
-    const id = str(item, "loop_id");
+    const id = asString(item.loop_id);
     if (id !== undefined && id === loopId) {
       report({ rule: "pulse/nesting-cycle", pointer: `${at}/loop_id`, message: `the loop lists itself ("${id}") as an inner loop` });
     }
-    if (id !== undefined) {
+    if (id !== undefined && seen) {
       const first = seen.get(id);
       if (first !== undefined) {
         report({ rule: "pulse/duplicate-inner-loop", pointer: `${at}/loop_id`, message: `inner loop "${id}" is already declared at inner_loops[${first}]` });
@@ -24,8 +25,8 @@ export function checkNesting(model: LoopModel, report: Report): void {
         seen.set(id, index);
       }
     }
-    const wait = str(item, "wait");
-    const timeout = field(item, "timeout_ms");
+    const wait = asString(item.wait);
+    const timeout = item.timeout_ms;
     if (wait === "bounded" && timeout === undefined) {
       report({ rule: "pulse/bounded-without-timeout", pointer: `${at}/wait`, message: "wait \"bounded\" needs timeout_ms: how long the outer phase waits before it continues (§11.2)" });
     }

@@ -1,23 +1,23 @@
 /** Per-phase fields the schema cannot relate to each other (§5.2, §5.4, §5.6, §7). */
 import { parseSignatureRecipeCached as parseSignatureRecipe } from "../../grammar/cached.js";
-import { asObject, field, str, type Json } from "../access.js";
+import { asObject, asString, type Json } from "../access.js";
 import type { LoopModel } from "../resolver.js";
 import { getOwn } from "../../source/own-property.js";
 import type { Report } from "../finding.js";
 
 export function checkPhases(manifest: Json, model: LoopModel, report: Report): void {
-  const invariants = asObject(field(manifest, "invariants"));
+  const invariants = asObject(manifest.invariants);
   for (const { item, index, kind } of model.phases) {
     const at = `/phases/${index}`;
-    const signature = str(item, "signature");
+    const signature = asString(item.signature);
     if (signature !== undefined) {
       const parsed = parseSignatureRecipe(signature);
       if (!parsed.ok) {
         report({ rule: "pulse/signature-recipe", pointer: `${at}/signature`, message: parsed.error.message, offset: parsed.error.offset, length: Math.max(1, parsed.error.length) });
       }
     }
-    const onFailure = str(item, "on_failure");
-    if (field(item, "max_retries") !== undefined && onFailure !== "retry") {
+    const onFailure = asString(item.on_failure);
+    if (item.max_retries !== undefined && onFailure !== "retry") {
       report({
         rule: "pulse/max-retries-ignored",
         pointer: `${at}/max_retries`,
@@ -25,7 +25,7 @@ export function checkPhases(manifest: Json, model: LoopModel, report: Report): v
         message: `max_retries has no effect: on_failure is ${onFailure === undefined ? "not set" : `"${onFailure}"`}, not "retry" (§5.4)`,
       });
     }
-    const invariant = str(item, "invariant");
+    const invariant = asString(item.invariant);
     if (invariant !== undefined && invariants && getOwn(invariants, invariant) !== true) {
       report({
         rule: "pulse/phase-invariant-disabled",
@@ -33,7 +33,7 @@ export function checkPhases(manifest: Json, model: LoopModel, report: Report): v
         message: `this phase relies on invariant "${invariant}", but invariants.${invariant} is not true, so no runtime will enforce it (§7)`,
       });
     }
-    if (field(item, "custom_kind") !== undefined && kind !== undefined && kind !== "custom") {
+    if (item.custom_kind !== undefined && kind !== undefined && kind !== "custom") {
       report({ rule: "pulse/custom-kind-ignored", pointer: `${at}/custom_kind`, key: true, message: `custom_kind is ignored because kind is "${kind}", not "custom" (§3.2)` });
     }
   }

@@ -1,6 +1,7 @@
 /** §3.2, §4, §5.3: phase ids are unique and every phase a manifest names exists. */
 import { TOKEN_NAMES } from "../../manifest/types.js";
-import { asObject, field, type Json } from "../access.js";
+import { asObject, type Json } from "../access.js";
+import { getOwn } from "../../source/own-property.js";
 import type { Report } from "../finding.js";
 import type { LoopModel, PhaseRefRole } from "../resolver.js";
 import { closest, didYouMean } from "../suggest.js";
@@ -25,20 +26,17 @@ const ROLE_TEXT: Record<PhaseRefRole, string> = {
 const SIGNAL_TOKENS = [...TOKEN_NAMES, "EscalationRequest"];
 
 export function checkReferences(manifest: Json, model: LoopModel, report: Report): void {
-  const seen = new Map<string, number>();
   for (const { id, index } of model.phases) {
     if (id === undefined) continue;
-    const first = seen.get(id);
-    if (first !== undefined) {
+    const first = model.phaseIndex.get(id) as number; // where the id is first declared
+    if (first !== index) {
       report({ rule: "pulse/duplicate-phase-id", pointer: `/phases/${index}/id`, message: `phase id "${id}" is already used by phases[${first}]; phase ids must be unique within a loop` });
-    } else {
-      seen.set(id, index);
     }
   }
 
   for (const ref of model.refs) {
     if (ref.found) continue;
-    const known = model.phaseIds.length > 0 ? ` (phases: ${[...model.phaseIndex.keys()].join(", ")})` : "";
+    const known = model.phaseIndex.size > 0 ? ` (phases: ${[...model.phaseIndex.keys()].join(", ")})` : "";
     const finding = {
       rule: ROLE_RULE[ref.role],
       pointer: ref.pointer,
@@ -53,7 +51,7 @@ export function checkReferences(manifest: Json, model: LoopModel, report: Report
     report({ rule: issue.rule, pointer: issue.pointer, message: issue.error.message, offset: issue.error.offset, length: Math.max(1, issue.error.length) });
   }
 
-  const substrates = asObject(field(manifest, "substrates"));
+  const substrates = asObject(manifest.substrates);
   for (const endpoint of model.endpoints) {
     for (const ref of endpoint.refs) {
       if (ref.kind === "signal" && !SIGNAL_TOKENS.includes(ref.token)) {
@@ -68,11 +66,11 @@ export function checkReferences(manifest: Json, model: LoopModel, report: Report
         const suggestion = didYouMean(s);
         report(suggestion ? { ...f, suggestion } : f);
       }
-      if (ref.kind === "substrate" && substrates && typeof field(substrates, ref.slot) !== "string") {
+      if (ref.kind === "substrate" && substrates && typeof getOwn(substrates, ref.slot) !== "string") {
         report({
           rule: "pulse/substrate-unbound",
           pointer: endpoint.pointer,
-          message: `substrate:${ref.slot} is used here but substrates.${ref.slot} is ${field(substrates, ref.slot) === null ? "null" : "not declared"}`,
+          message: `substrate:${ref.slot} is used here but substrates.${ref.slot} is ${getOwn(substrates, ref.slot) === null ? "null" : "not declared"}`,
           offset: ref.offset,
           length: ref.length,
         });

@@ -3,7 +3,7 @@
  * consolidate outcome back to a retrieve. Warnings by default (decisions.md): the spec's own
  * PRISM and AgenTroMatic examples break them; `--strict` makes them errors.
  */
-import { str } from "../access.js";
+import { asString } from "../access.js";
 import type { LoopModel } from "../resolver.js";
 import type { Report } from "../finding.js";
 
@@ -18,8 +18,8 @@ export function checkStructure(model: LoopModel, report: Report): void {
     report({ rule: "pulse/missing-act", pointer: "/phases", key: true, message: "the loop has no phase of kind \"act\" (§3.2: every loop must act on the world or a substrate)" });
   }
 
-  const from = str(model.closure, "from_phase");
-  const to = str(model.closure, "to_phase");
+  const from = asString(model.closure?.from_phase);
+  const to = asString(model.closure?.to_phase);
   const fromIndex = phases.findIndex((p) => p.id === from);
   const toPhase = phases.find((p) => p.id === to);
   if (fromIndex < 0 || !toPhase) return; // unknown phases are reported by the reference rules

@@ -4,7 +4,7 @@
  * loaded is external (info), not an error: systems are often validated a few files at a time.
  */
 import type { RelatedLocation } from "../diagnostic.js";
-import { str } from "../access.js";
+import { asString } from "../access.js";
 import type { Finding } from "../finding.js";
 import { nestingCycles, type LoopEntry, type ResolvedSystem, type SystemRef } from "../resolver.js";
 import { didYouMean } from "../suggest.js";
@@ -12,7 +12,9 @@ import { didYouMean } from "../suggest.js";
 export type FileReport = (file: string, finding: Finding) => void;
 
 export function checkSystem(system: ResolvedSystem, report: FileReport): void {
-  for (const [loopId, entries] of system.byLoopId) {
+  for (const entries of system.byLoopId.values()) {
+    if (entries.length < 2) continue;
+    const loopId = (entries[0] as LoopEntry).model.loopId;
     for (const dup of entries.slice(1)) {
       report(dup.file, {
         rule: "pulse/duplicate-loop-id",
@@ -23,7 +25,6 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
     }
   }
 
-  const relatedOf = (ref: SystemRef): RelatedLocation[] => (ref.target ? [{ file: ref.target.file, line: 0, column: 0, message: `loop ${ref.toLoop}` }] : []);
   for (const ref of system.refs) {
     if (ref.role === "connection" || ref.role === "signal_source") {
       const what = ref.role === "connection" ? "connection" : "cross_loop_signal cadence";
@@ -45,7 +46,7 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
       if (ref.status === "external") {
         report(ref.file, { rule: "pulse/inner-loop-external", pointer: ref.pointer, message: `inner loop "${ref.toLoop}" is not among the validated manifests (treated as external)` });
       } else if (ref.target) {
-        const parent = str(ref.target.model.nesting, "parent_loop");
+        const parent = asString(ref.target.model.nesting?.parent_loop);
         if (parent !== ref.fromLoop) {
           report(ref.file, {
             rule: "pulse/nesting-disagreement",
@@ -57,7 +58,7 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
       }
     }
     if (ref.role === "parent_loop" && ref.target) {
-      const listed = ref.target.model.innerLoops.some(({ item }) => str(item, "loop_id") === ref.fromLoop);
+      const listed = ref.target.model.innerLoops.some(({ item }) => asString(item.loop_id) === ref.fromLoop);
       if (!listed) {
         report(ref.file, {
           rule: "pulse/nesting-disagreement",
@@ -78,4 +79,8 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
     const ref = system.refs.find((r) => r.fromLoop === first && (r.role === "inner_loop" || r.role === "parent_loop"));
     report(entry.file, { rule: "pulse/nesting-cycle", pointer: ref?.pointer ?? "/nesting", message: `loops nest in a cycle: ${cycle.join(" → ")} (§3.6: nesting must be a tree)` });
   }
+}
+
+function relatedOf(ref: SystemRef): RelatedLocation[] {
+  return ref.target ? [{ file: ref.target.file, line: 0, column: 0, message: `loop ${ref.toLoop}` }] : [];
 }
