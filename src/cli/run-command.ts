@@ -18,6 +18,7 @@ export interface RunCliOptions {
   once?: boolean;
   iterations?: string;
   duration?: string;
+  stopTimeout?: string;
   json?: boolean;
   workspace?: string;
   kickoff?: boolean;
@@ -40,14 +41,16 @@ recording handlers: they record their input and return what the phase kind calls
 from the in-memory substrates.
 
 Stopping: after --once (every loop once), --iterations N, --duration, or Ctrl-C; in-flight
-iterations and signals always finish first.
+iterations and signals finish first, for up to --stop-timeout (default 10s): signals still
+undelivered then are dropped and reported. A second Ctrl-C stops at once.
 
 Two processes can signal each other over loopback:
   pulse run a.yaml --listen 7070 --route other.loop=http://127.0.0.1:7071
   pulse run b.yaml --listen 7071 --route first.loop=http://127.0.0.1:7070
 
 Exit codes: 0 ran cleanly; 1 an invalid manifest, or (with --once/--iterations) an iteration
-that did not complete; 2 usage error; 3 internal error.`;
+that did not complete, or (with --once) a signal still undelivered at --stop-timeout; 2 usage
+error; 3 internal error.`;
 
 export function addRunOptions(cmd: Command): Command {
   return cmd
@@ -55,6 +58,7 @@ export function addRunOptions(cmd: Command): Command {
     .option("--once", "run every loop once, deliver its signals, and stop")
     .option("--iterations <n>", "stop after n iterations in all")
     .option("--duration <duration>", "stop after this long, e.g. 10s, 2m")
+    .option("--stop-timeout <duration>", "when stopping, how long in-flight iterations and signals get to finish", "10s")
     .option("--json", "print host events as JSON lines instead of the trace")
     .option("-w, --workspace <id>", "workspace the loops run in", "default")
     .option("--no-kickoff", "do not run every loop once at start: wait for cadences only")
@@ -100,6 +104,8 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
     if (!d.ok) throw new UsageError(`--duration: ${d.error.message}`);
     durationMs = d.value;
   }
+  const stopTimeout = parseDuration(opts.stopTimeout ?? "10s");
+  if (!stopTimeout.ok) throw new UsageError(`--stop-timeout: ${stopTimeout.error.message}`);
   const port = opts.listen === undefined ? undefined : parseCount("--listen", opts.listen);
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
@@ -163,8 +169,10 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   await stopped;
   if (timer) clearTimeout(timer);
   trace.note("stopping: letting in-flight iterations and signals finish");
-  await host.stop();
+  const stop = await host.stop({ timeoutMs: stopTimeout.value });
   await server?.close();
   trace.summary(host.loops);
-  return (opts.once || iterations !== undefined) && incomplete > 0 ? EXIT.problems : EXIT.ok;
+  if ((opts.once || iterations !== undefined) && incomplete > 0) return EXIT.problems;
+  // --once promises its signals are delivered: one given up at the deadline is a problem.
+  return opts.once && stop.signalsDropped > 0 ? EXIT.problems : EXIT.ok;
 }

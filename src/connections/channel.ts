@@ -46,7 +46,7 @@ export class SignalChannel {
   private readonly pending: Pending[] = [];
   private readonly sent = new DedupeWindow();
   private readonly waitingForRoom: (() => void)[] = [];
-  private readonly stopping = new AbortController();
+  private stopping = new AbortController();
   private closed = false;
   private readonly maxInflight: number;
   private readonly mode: NonNullable<Connection["delivery"]>;
@@ -151,8 +151,11 @@ export class SignalChannel {
     while (this.pending.length > 0) await Promise.all(this.pending.map((p) => p.settled));
   }
 
-  /** Stops retrying: signals still unacknowledged are dropped (reason "stopped"), blocked emitters released. */
-  async close(): Promise<void> {
+  /**
+   * Stops retrying: signals still unacknowledged are dropped (reason "stopped"), blocked emitters
+   * released. Resolves with how many were dropped.
+   */
+  async close(): Promise<number> {
     this.closed = true;
     this.stopping.abort(new Error("channel closed"));
     for (const wake of this.waitingForRoom.splice(0)) wake();
@@ -162,5 +165,13 @@ export class SignalChannel {
       p.abandoned = true;
       await this.o.onEvent({ type: "signal.dropped", emission: p.emission, envelope: p.envelope, reason: "stopped" });
     }
+    return left.length;
+  }
+
+  /** Takes signals again after close() (a host started again after a stop). */
+  reopen(): void {
+    if (!this.closed) return;
+    this.closed = false;
+    this.stopping = new AbortController();
   }
 }

@@ -16,7 +16,11 @@ export interface Ack {
   reason?: string;
 }
 
-/** The host side that takes delivered envelopes (the in-process transport calls it directly). */
+/**
+ * The host side that takes delivered envelopes (the in-process transport calls it directly).
+ * It throws ReceiverUnavailableError when it cannot take signals now (a stopped host): unlike a
+ * rejection, that is not final, and the sender retries.
+ */
 export interface SignalReceiver {
   receive(envelope: PulseCloudEvent): Promise<Ack>;
 }
@@ -36,6 +40,15 @@ export class TransportError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "TransportError";
+  }
+}
+
+/** The receiver cannot take signals now (its host is stopped); over HTTP, a 503. Retried. */
+export class ReceiverUnavailableError extends Error {
+  readonly code = "RECEIVER_UNAVAILABLE";
+  constructor(message: string) {
+    super(message);
+    this.name = "ReceiverUnavailableError";
   }
 }
 

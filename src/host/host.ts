@@ -11,7 +11,7 @@ import type { RuntimeEvent } from "../runtime/events.js";
 import type { IterationRequest, IterationResult, Loop } from "../runtime/loop.js";
 import { createRuntime, type LoadOptions, type Runtime, type RuntimeOptions } from "../runtime/runtime.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
-import type { Ack, DeliveryEvent, Emission, SignalReceiver, Transport } from "../connections/contracts.js";
+import { ReceiverUnavailableError, type Ack, type DeliveryEvent, type Emission, type SignalReceiver, type Transport } from "../connections/contracts.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import { holds, parseExpression, type Expr } from "../grammar/expression/index.js";
 import type { CadenceContext, CadenceDriver } from "./cadence/driver.js";
@@ -49,6 +49,28 @@ export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
   signalRetry?: { baseMs: number; maxMs: number };
 }
 
+/** How long stop() lets in-flight work finish by default, on the host's clock. */
+export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
+
+export interface StopOptions {
+  /**
+   * How long in-flight iterations and undelivered signals get to finish (default 10 s, on the
+   * host's clock). Past it, signals not yet acknowledged are dropped (reason "stopped", audited)
+   * and stop() resolves; iterations still running finish on their own, and their signals are
+   * dropped the same way.
+   */
+  timeoutMs?: number;
+}
+
+export interface StopResult {
+  /** True when the deadline passed before everything finished. */
+  timedOut: boolean;
+  /** Signals dropped because they were still unacknowledged at the end. */
+  signalsDropped: number;
+  /** Iterations still running when stop() resolved (0 unless timedOut). */
+  iterationsRunning: number;
+}
+
 interface Hosted {
   loop: Loop;
   drivers: CadenceDriver[];
@@ -72,6 +94,8 @@ export class Host {
   private readonly plumbing: SignalPlumbing;
   private started = false;
   private stopping = false;
+  /** Set once stop() has finished, until start(): arriving signals are refused, to be retried. */
+  private stopped = false;
 
   constructor(
     runtime: Runtime,
@@ -166,18 +190,44 @@ export class Host {
     }
   }
 
-  /** Starts every loaded loop's cadences. */
+  /** Starts every loaded loop's cadences (again after a stop: signals flow again too). */
   start(): void {
     if (this.started) return;
     this.started = true;
     this.stopping = false;
+    this.stopped = false;
+    this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
   }
 
-  /** Graceful stop: cadences disarm, nothing new starts, in-flight iterations and signals finish. */
-  async stop(): Promise<void> {
+  /**
+   * Graceful stop: cadences disarm, nothing new starts, in-flight iterations and signals finish,
+   * within `timeoutMs` (a receiver that never acknowledges cannot hold the host forever).
+   */
+  async stop(options: StopOptions = {}): Promise<StopResult> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.stopping = true;
     for (const h of this.hosted.values()) for (const d of h.drivers) d.stop();
+    const deadline = new AbortController();
+    let timedOut = false;
+    const expired = this.clock.sleep(timeoutMs, deadline.signal).then(
+      () => void (timedOut = true),
+      () => undefined,
+    );
+    await Promise.race([this.drain(), expired]);
+    deadline.abort();
+    const signalsDropped = await this.plumbing.close();
+    this.started = false;
+    this.stopped = true;
+    const iterationsRunning = this.inflight.size;
+    if (timedOut) {
+      this.note("host", `stop: ${timeoutMs} ms passed with work left: ${signalsDropped} undelivered signal(s) dropped, ${iterationsRunning} iteration(s) still running`);
+    }
+    return { timedOut, signalsDropped, iterationsRunning };
+  }
+
+  /** Waits for in-flight iterations and the signals they send, until quiet. */
+  private async drain(): Promise<void> {
     await this.settled();
     // Signals of finished iterations may start iterations of their receivers: settle until quiet.
     for (let round = 0; round < 100; round++) {
@@ -185,8 +235,6 @@ export class Host {
       if (this.inflight.size === 0) break;
       await this.settled();
     }
-    await this.plumbing.close();
-    this.started = false;
   }
 
   /** Resolves when no iteration the host started is in flight. */
@@ -261,10 +309,16 @@ export class Host {
     return (await Promise.all(runs)).filter((r): r is IterationResult => r !== undefined);
   }
 
-  /** Takes a signal for one of this host's loops (transports call it). */
+  /**
+   * Takes a signal for one of this host's loops (transports call it). A stopped host throws
+   * ReceiverUnavailableError (the sender retries); a rejected signal's id is not remembered, so
+   * the same signal is taken when it comes again and can be.
+   */
   async receive(loopId: string, envelope: unknown): Promise<Ack> {
+    if (this.stopped) throw new ReceiverUnavailableError(`the host running ${loopId} is stopped`);
     const h = this.hosted.get(loopId);
     if (!h) return { outcome: "rejected", reason: `no loop ${loopId} in this host` };
+    if (h.loop.status() === "stopped") return { outcome: "rejected", reason: `loop ${loopId} is stopped` };
     const verdict = this.plumbing.accept(loopId, envelope);
     if (verdict.outcome !== "accepted") {
       this.emit({ type: "signal.received", loop_id: loopId, event_id: verdict.id ?? "?", from: verdict.source ?? "?", outcome: verdict.outcome, at: this.clock.now() });
@@ -281,10 +335,8 @@ export class Host {
     };
     if (route.entry) request.entry = route.entry;
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
-    const status = h.loop.status();
-    if (status === "stopped") return { outcome: "rejected", reason: `loop ${loopId} is stopped` };
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.
-    if (status === "paused") {
+    if (h.loop.status() === "paused") {
       h.held.push(request);
       return { outcome: "accepted" };
     }

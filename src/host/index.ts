@@ -5,3 +5,8 @@ export { RateLimitedError } from "./cadence/rate-limit.js";
 export { recordingHandler, type RecordedCall } from "./recording-handlers.js";
 export { tokenFor } from "./signals.js";
 export { EXTENSIONS } from "../connections/envelope.js";
+export { DEFAULT_STOP_TIMEOUT_MS, type StopOptions, type StopResult } from "./host.js";
+// Transports, so a host can signal loops in other processes (HTTP) from this same entry point.
+export { HttpTransport, createSignalServer, type HttpTransportOptions, type SignalServer, type SignalHandler } from "../transports/http.js";
+export { InProcessTransport } from "../transports/in-process.js";
+export { TransportError, ReceiverUnavailableError, type Transport, type Ack, type SignalReceiver } from "../connections/contracts.js";

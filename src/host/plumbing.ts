@@ -88,8 +88,16 @@ export class SignalPlumbing {
     for (const c of this.channels.values()) await c.flush();
   }
 
-  async close(): Promise<void> {
-    for (const c of this.channels.values()) await c.close();
+  /** Closes every channel (undelivered signals dropped) and the transport; resolves with how many signals were dropped. */
+  async close(): Promise<number> {
+    let dropped = 0;
+    for (const c of this.channels.values()) dropped += await c.close();
     await this.transport.close?.();
+    return dropped;
+  }
+
+  /** Opens the channels again after close(). */
+  reopen(): void {
+    for (const c of this.channels.values()) c.reopen();
   }
 }

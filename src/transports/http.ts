@@ -9,6 +9,7 @@
  *   both modes:      the W3C `traceparent` header carries the emitting iteration's trace
  *
  * Replies: 200 {"outcome":"accepted"|"duplicate"}; 400 malformed request; 404 unknown route;
+ * 503 the receiving host is stopped (retried by the sender);
  * 413 body too large; 422 {"error":{"code","message"}} the receiver rejected the signal (an
  * invalid envelope or token, a loop it does not run). 4xx is final for the sender, except 408 and
  * 429; those, 5xx, a refused connection or a timeout are a TransportError, which at-least-once
@@ -21,7 +22,7 @@
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Ack, Transport } from "../connections/contracts.js";
-import { TransportError } from "../connections/contracts.js";
+import { ReceiverUnavailableError, TransportError } from "../connections/contracts.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 
 export interface HttpTransportOptions {
@@ -262,7 +263,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, handle: SignalHa
     const ack = await handle(loopId, envelope);
     if (ack.outcome === "rejected") return reply(res, 422, { error: { code: "REJECTED", message: ack.reason ?? "rejected" } });
     return reply(res, 200, { outcome: ack.outcome });
-  } catch {
-    if (!res.headersSent) reply(res, 500, { error: { code: "INTERNAL", message: "the receiver failed" } });
+  } catch (error) {
+    if (res.headersSent) return;
+    // "Not now" (a stopped host): the sender treats 503 as transient and retries.
+    if (error instanceof ReceiverUnavailableError) reply(res, 503, { error: { code: "UNAVAILABLE", message: error.message } });
+    else reply(res, 500, { error: { code: "INTERNAL", message: "the receiver failed" } });
   }
 }

@@ -70,8 +70,21 @@ describe("pulse run", () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("--once gives an unreachable receiver --stop-timeout, then drops its signal, says so and exits 1", () => {
+    const args = ["run", "manifests/graphonomous.continual_learning.yaml", "--once", "--no-color", "--stop-timeout", "300ms"];
+    // Port 9 (discard) is closed on loopback: every send is refused, and at-least-once retries.
+    const down = runBin("pulse", [...args, "--route", "prism.benchmark=http://127.0.0.1:9"]);
+    expect(down.code).toBe(1);
+    expect(down.stdout).toMatch(/signal outcome_to_prism to prism\.benchmark: dropped \(stopped\)/);
+    expect(down.stdout).toMatch(/stop: 300 ms passed with work left: 1 undelivered signal\(s\) dropped/);
+    // The near miss: the same run with the receiving loop in the process delivers and exits 0.
+    const up = runBin("pulse", [...args, "manifests/prism.benchmark.yaml"]);
+    expect(up.code).toBe(0);
+    expect(up.stdout).not.toMatch(/dropped/);
+  });
+
   it("answers bad flags with a usage error (exit 2), never a stack trace", () => {
-    for (const args of [["--duration", "soon"], ["--iterations", "-1"], ["--listen", "http"], ["--route", "nourl"]]) {
+    for (const args of [["--duration", "soon"], ["--stop-timeout", "soon"], ["--iterations", "-1"], ["--listen", "http"], ["--route", "nourl"]]) {
       const r = runBin("pulse", ["run", "manifests/examples", ...args]);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr).toMatch(/^pulse( run)?: /m);

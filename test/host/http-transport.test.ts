@@ -185,6 +185,21 @@ describe("HTTP status codes: what the sender makes of them", () => {
     const again = await fetch(`${url}/loops/t.b/events`, { method: "POST", headers: structured, body: JSON.stringify(sent) });
     expect([again.status, await again.json()]).toEqual([200, { outcome: "duplicate" }]);
   });
+
+  it("a stopped host answers 503 UNAVAILABLE, which the sender retries; started again, it accepts", async () => {
+    const b = await hostWith({});
+    await loadReceiver(b, receiverManifest(), { actions: [], inputs: [] });
+    cleanup.push(() => b.stop());
+    const { url } = await signalServer((loopId, e) => b.receive(loopId, e));
+    const sent = await envelope();
+    b.start();
+    await b.stop();
+    const down = await fetch(`${url}/loops/t.b/events`, { method: "POST", headers: { "content-type": "application/cloudevents+json" }, body: JSON.stringify(sent) });
+    expect([down.status, await down.json()]).toEqual([503, { error: { code: "UNAVAILABLE", message: "the host running t.b is stopped" } }]);
+    await expect(new HttpTransport({ routes: { "t.b": url } }).send(sent, "t.b")).rejects.toBeInstanceOf(TransportError);
+    b.start();
+    expect(await new HttpTransport({ routes: { "t.b": url } }).send(sent, "t.b")).toEqual({ outcome: "accepted" });
+  });
 });
 
 describe("at-least-once over HTTP", () => {

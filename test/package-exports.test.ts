@@ -1,0 +1,29 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+
+/** What a program importing the package by name gets (Node resolves `pulse/…` through package.json "exports"). */
+function exportsOf(specifier: string): string[] {
+  if (!existsSync("dist/src/index.js")) throw new Error("run `npm run build` first (npm test does)");
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", `const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.keys(m).sort()))`], { encoding: "utf8" });
+  expect(r.stderr).toBe("");
+  return JSON.parse(r.stdout) as string[];
+}
+
+describe("the package's entry points", () => {
+  it("pulse/host has what docs/hosting.md and docs/connections.md import, HTTP transport included", () => {
+    expect(exportsOf("pulse/host")).toEqual(
+      expect.arrayContaining(["createHost", "Host", "HttpTransport", "createSignalServer", "InProcessTransport", "TransportError", "ReceiverUnavailableError", "DEFAULT_STOP_TIMEOUT_MS", "recordingHandler"]),
+    );
+  });
+
+  it("pulse has the runtime and the validator", () => {
+    expect(exportsOf("pulse")).toEqual(expect.arrayContaining(["createRuntime", "validateSources", "validateValue", "readSource"]));
+  });
+
+  it("a path outside the exports map is not importable by name (only the documented entry points are public)", () => {
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", `await import("pulse/dist/src/transports/http.js")`], { encoding: "utf8" });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/ERR_PACKAGE_PATH_NOT_EXPORTED/);
+  });
+});
