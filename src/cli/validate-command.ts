@@ -55,7 +55,7 @@ Examples:
 export function addValidateOptions(cmd: Command): Command {
   return cmd
     .argument("[paths...]", "files, directories, globs, or - for stdin")
-    .addOption(new Option("-f, --format <format>", "output format (default: pretty on a terminal, github under GitHub Actions, compact otherwise)").choices([...FORMAT_NAMES]))
+    .addOption(new Option("-f, --format <format>", "output format (default: pretty on a terminal, github under GitHub Actions, compact otherwise; with -o, from the file's extension)").choices([...FORMAT_NAMES]))
     .option("--strict", "treat the §3.2 structure rules (missing retrieve/act, ungrounded closure) as errors")
     .addOption(new Option("--fail-on <level>", "exit 1 when a diagnostic of this severity or worse is found").choices(["error", "warning", "never"]).default("error"))
     .option("-q, --quiet", "report errors only")
@@ -66,7 +66,7 @@ export function addValidateOptions(cmd: Command): Command {
     .option("--explain <rule>", "explain a rule and exit")
     .option("--list-rules", "list every rule with its default severity and exit")
     .option("--stdin-filename <name>", "name (and format, by extension) of the manifest read from stdin")
-    .option("-o, --output <file>", "write the report to a file instead of stdout")
+    .option("-o, --output <file>", "write the report to a file instead of stdout (.sarif → sarif, .json → json, .xml → junit, else compact, unless --format says)")
     .option("--max-file-size <bytes>", `refuse manifests larger than this (default ${DEFAULT_MAX_BYTES})`);
 }
 
@@ -98,8 +98,17 @@ export function listRules(): string {
   return RULES.map((r) => `${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}`).join("\n") + "\n";
 }
 
-function chooseFormat(requested: string | undefined, io: CliIO): FormatName {
+/** Report formats a file name implies; any other file gets compact (no colours, no workflow commands). */
+const FORMAT_BY_EXTENSION: readonly [RegExp, FormatName][] = [
+  [/\.sarif(\.json)?$/i, "sarif"],
+  [/\.json$/i, "json"],
+  [/\.xml$/i, "junit"],
+];
+
+export function chooseFormat(requested: string | undefined, io: Pick<CliIO, "env" | "stdoutIsTTY">, output?: string): FormatName {
   if (requested) return requested as FormatName;
+  // Annotations and code frames are for a reader of the log, never for a file.
+  if (output) return FORMAT_BY_EXTENSION.find(([re]) => re.test(output))?.[1] ?? "compact";
   if (io.env.GITHUB_ACTIONS === "true") return "github";
   return io.stdoutIsTTY ? "pretty" : "compact";
 }
@@ -119,7 +128,7 @@ export async function runValidate(operands: readonly string[], opts: ValidateCli
   const sources = await readManifestSources(operands, opts.stdinFilename, io, maxBytes);
 
   const results: FileResult[] = validateSources(sources, { strict: opts.strict === true, severities });
-  const format = chooseFormat(opts.format, io);
+  const format = chooseFormat(opts.format, io, opts.output);
   const report = formatReport(format, results, {
     color: opts.output ? false : useColor(io, opts.color),
     toolVersion: VERSION,

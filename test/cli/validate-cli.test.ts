@@ -151,6 +151,26 @@ describe("pulse-validate options", () => {
     expect(readFileSync(summary, "utf8")).toMatch(/^previous step\n### pulse-validate\n/);
   });
 
+  it("-o picks the format from the file's extension, never github or pretty (even under GitHub Actions)", () => {
+    const dir = tmp();
+    const env = { GITHUB_ACTIONS: "true" };
+    for (const [name, check] of [
+      ["r.sarif", (t: string) => expect(JSON.parse(t).version).toBe("2.1.0")],
+      ["r.json", (t: string) => expect(JSON.parse(t).version).toBe(1)],
+      ["r.xml", (t: string) => expect(t).toMatch(/^<\?xml[^>]*>\s*<testsuites/)],
+      ["r.txt", (t: string) => expect(t).toMatch(/^manifests\/prism\.benchmark\.yaml:16:1: warning: /m)],
+    ] as const) {
+      const r = runBin("pulse-validate", ["-o", join(dir, name), PRISM], { env });
+      expect(r.stdout, name).toBe("");
+      const text = readFileSync(join(dir, name), "utf8");
+      expect(text, name).not.toMatch(/^::/m);
+      check(text);
+    }
+    // The near miss: --format still wins over the extension.
+    runBin("pulse-validate", ["-f", "compact", "-o", join(dir, "forced.json"), PRISM]);
+    expect(readFileSync(join(dir, "forced.json"), "utf8")).toMatch(/: warning: /);
+  });
+
   it("-o writes the report to a file, atomically", () => {
     const dir = tmp();
     const out = join(dir, "report.sarif");
