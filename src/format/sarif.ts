@@ -81,6 +81,20 @@ function relatedLocation(r: RelatedLocation, id: number) {
   return { id, message: { text: r.message }, physicalLocation };
 }
 
+/** GitHub code scanning rejects a whole upload whose run has more results than this. */
+export const MAX_SARIF_RESULTS = 25_000;
+
+const RANK: Record<string, number> = { error: 0, warning: 1, note: 2 };
+
+/** The most severe `max` results, in their original order, and how many were left out. */
+function capped(results: Record<string, unknown>[], max: number): { kept: Record<string, unknown>[]; omitted: number } {
+  if (results.length <= max) return { kept: results, omitted: 0 };
+  const order = results.map((r, i) => ({ i, rank: RANK[r.level as string] ?? 3 }));
+  order.sort((a, b) => a.rank - b.rank || a.i - b.i);
+  const keep = order.slice(0, max).map((o) => o.i).sort((a, b) => a - b);
+  return { kept: keep.map((i) => results[i] as Record<string, unknown>), omitted: results.length - max };
+}
+
 export function formatSarif(results: readonly FileResult[], options: { toolVersion: string; rules: readonly RuleHelp[] }): string {
   const rules = rulesOf(results.flatMap((r) => r.diagnostics), options.rules);
   const ruleIndex = new Map(rules.map((r, i) => [r.id, i]));
@@ -102,17 +116,17 @@ export function formatSarif(results: readonly FileResult[], options: { toolVersi
     }),
   );
 
-  const log = {
-    $schema: SARIF_SCHEMA,
-    version: "2.1.0",
-    runs: [
-      {
-        tool: { driver: { name: "pulse-validate", version: options.toolVersion, informationUri: INFORMATION_URI, rules: rules.map(descriptor) } },
-        columnKind: "utf16CodeUnits",
-        artifacts: [...artifactIndex.keys()].map((file) => ({ location: fileUri(file) })),
-        results: sarifResults,
-      },
-    ],
+  const { kept, omitted } = capped(sarifResults, MAX_SARIF_RESULTS);
+  const run: Record<string, unknown> = {
+    tool: { driver: { name: "pulse-validate", version: options.toolVersion, informationUri: INFORMATION_URI, rules: rules.map(descriptor) } },
+    columnKind: "utf16CodeUnits",
+    artifacts: [...artifactIndex.keys()].map((file) => ({ location: fileUri(file) })),
+    results: kept,
   };
+  if (omitted > 0) {
+    const text = `${omitted} of ${sarifResults.length} results omitted (the least severe): GitHub code scanning rejects a run with more than ${MAX_SARIF_RESULTS}. The json format lists them all.`;
+    run.invocations = [{ executionSuccessful: true, toolExecutionNotifications: [{ level: "warning", message: { text } }] }];
+  }
+  const log = { $schema: SARIF_SCHEMA, version: "2.1.0", runs: [run] };
   return JSON.stringify(log, null, 2) + "\n";
 }

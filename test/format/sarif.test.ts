@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsMod from "ajv-formats";
 import type { FormatsPlugin } from "ajv-formats";
-import { fileUri } from "../../src/format/sarif.js";
+import { MAX_SARIF_RESULTS, fileUri } from "../../src/format/sarif.js";
 import { formatReport } from "../../src/format/report.js";
 import type { Diagnostic, FileResult } from "../../src/validator/diagnostic.js";
 import { anchor } from "../../src/validator/rules-doc.js";
@@ -89,6 +89,18 @@ const SARIF_SUBSET = {
             },
           },
           columnKind: { const: "utf16CodeUnits" },
+          invocations: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["executionSuccessful"],
+              additionalProperties: false,
+              properties: {
+                executionSuccessful: { type: "boolean" },
+                toolExecutionNotifications: { type: "array", items: { type: "object", required: ["message"], additionalProperties: false, properties: { level, message: messageText } } },
+              },
+            },
+          },
           artifacts: { type: "array", items: { type: "object", required: ["location"], additionalProperties: false, properties: { location: artifactLocation } } },
           results: {
             type: "array",
@@ -161,6 +173,25 @@ describe("sarif", () => {
     const zero = sarif(results());
     zero.runs[0].results[0].locations[0].physicalLocation.region.startColumn = 0;
     expect(validate(zero)).toBe(false);
+  });
+
+  it("keeps a run within GitHub's 25,000 results, dropping the least severe and saying so", () => {
+    const many = (errors: number, warnings: number): FileResult[] => [
+      { file: "a.yaml", valid: false, diagnostics: [...Array.from({ length: warnings }, (_, i) => diag({ severity: "warning", line: i + 1 })), ...Array.from({ length: errors }, (_, i) => diag({ line: warnings + i + 1 }))] },
+    ];
+    const over = sarif(many(100, MAX_SARIF_RESULTS));
+    expect(validate(over), JSON.stringify(validate.errors)).toBe(true);
+    const run = over.runs[0];
+    expect(run.results).toHaveLength(MAX_SARIF_RESULTS);
+    // Every error is kept; the warnings that made room for them are the ones dropped, order kept.
+    expect(run.results.filter((r: { level: string }) => r.level === "error")).toHaveLength(100);
+    const lines = run.results.map((r: { locations: { physicalLocation: { region: { startLine: number } } }[] }) => r.locations[0]!.physicalLocation.region.startLine);
+    expect(lines).toEqual([...lines].sort((a: number, b: number) => a - b));
+    expect(run.invocations[0].toolExecutionNotifications[0].message.text).toBe(`100 of ${MAX_SARIF_RESULTS + 100} results omitted (the least severe): GitHub code scanning rejects a run with more than 25000. The json format lists them all.`);
+    // The near miss: exactly at the limit, nothing is dropped and nothing is said.
+    const at = sarif(many(100, MAX_SARIF_RESULTS - 100)).runs[0];
+    expect(at.results).toHaveLength(MAX_SARIF_RESULTS);
+    expect(at.invocations).toBeUndefined();
   });
 
   it("describes the whole rule catalogue, each rule linked to its section of docs/rules.md", () => {
