@@ -1,3 +1,4 @@
+import { intern } from "../source/intern.js";
 import { closest } from "../validator/suggest.js";
 import { type ParseResult, fail, isSpace, lengthError, ok, quote } from "./grammar-error.js";
 
@@ -72,9 +73,10 @@ function parseAlternative(alt: string, offset: number): ParseResult<EndpointRef>
       if (!PHASE_ID.test(value)) {
         return fail(`invalid phase id ${quote(value)} (lower-case letters, digits and _ only)`, valueOffset, value.length);
       }
-      return ok({ kind: "phase", phase: value, offset, length });
+      // Names are returned as canonical strings: callers look them up in maps (the phase index).
+      return ok({ kind: "phase", phase: intern(value), offset, length });
     case "substrate": {
-      if ((SUBSTRATE_SLOTS as readonly string[]).includes(value)) return ok({ kind: "substrate", slot: value, offset, length });
+      if ((SUBSTRATE_SLOTS as readonly string[]).includes(value)) return ok({ kind: "substrate", slot: intern(value), offset, length });
       if (value === "") return fail(`expected a slot after "substrate:" (${SUBSTRATE_SLOTS.join(", ")})`, offset, length);
       const near = closest(value, SUBSTRATE_SLOTS);
       const hint = near === undefined ? "" : `, did you mean ${quote(near)}?`;
@@ -85,7 +87,7 @@ function parseAlternative(alt: string, offset: number): ParseResult<EndpointRef>
       if (!SIGNAL_TOKEN.test(value)) {
         return fail(`invalid signal token ${quote(value)} (a name such as OutcomeSignal)`, valueOffset, value.length);
       }
-      return ok({ kind: "signal", token: value, offset, length });
+      return ok({ kind: "signal", token: intern(value), offset, length });
     default: {
       const near = closest(prefix, PREFIXES) ?? PREFIXES.find((p) => prefix.length >= 2 && p.startsWith(prefix.toLowerCase()));
       const hint = near === undefined ? "" : `, did you mean ${quote(near === "external" ? near : `${near}:`)}?`;

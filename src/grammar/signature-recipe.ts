@@ -1,3 +1,4 @@
+import { intern } from "../source/intern.js";
 import { type ParseResult, fail, isIdentPart, isIdentStart, isSpace, lengthError, ok, quote } from "./grammar-error.js";
 
 export interface SignatureField {
@@ -75,7 +76,7 @@ function scanPath(text: string, start: number): ParseResult<SignatureField> {
     }
     const segmentStart = i;
     while (i < text.length && isIdentPart(text.charCodeAt(i))) i++;
-    path.push(text.slice(segmentStart, i));
+    path.push(intern(text.slice(segmentStart, i)));
     if (text[i] !== ".") break;
     i++;
   }

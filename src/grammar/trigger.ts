@@ -1,3 +1,4 @@
+import { intern } from "../source/intern.js";
 import { PHASE_ID } from "./endpoint.js";
 import type { Expr } from "./expression/ast.js";
 import { parseExpression } from "./expression/parser.js";
@@ -26,7 +27,7 @@ export function parseTrigger(text: string): ParseResult<Trigger> {
   }
   const phaseOffset = i + "phase:".length;
   i = wordEnd(text, phaseOffset);
-  const phase = text.slice(phaseOffset, i);
+  const phase = intern(text.slice(phaseOffset, i));
   if (phase === "") return fail(`expected a phase id after "phase:"`, phaseOffset - 6, 6);
   if (!PHASE_ID.test(phase)) {
     return fail(`invalid phase id ${quote(phase)} (lower-case letters, digits and _ only)`, phaseOffset, phase.length);

@@ -1,5 +1,6 @@
 import { type ParseResult, fail, isDigit, isIdentPart, isIdentStart, isSpace, ok, quote } from "../grammar-error.js";
 import { KEYWORDS } from "./ast.js";
+import { intern } from "../../source/intern.js";
 
 export type Keyword = (typeof KEYWORDS)[number];
 export type Punct = "==" | "!=" | "<" | "<=" | ">" | ">=" | "&&" | "||" | "!" | "(" | ")" | "[" | "]" | ",";
@@ -50,7 +51,8 @@ function lexWord(text: string, start: number): ParseResult<Token> {
   for (;;) {
     const segmentStart = i;
     while (i < text.length && isIdentPart(text.charCodeAt(i))) i++;
-    path.push(text.slice(segmentStart, i));
+    // Canonical strings: evaluation reads these as property names of every scope it is given.
+    path.push(intern(text.slice(segmentStart, i)));
     if (text.charCodeAt(i) !== 46 /* . */) break;
     if (!isIdentStart(text.charCodeAt(i + 1))) return fail(`expected a field name after "."`, i, 1);
     i++;
