@@ -30,16 +30,17 @@ const text = readFileSync(doc, "utf8");
 const begin = "<!-- results:begin -->";
 const end = "<!-- results:end -->";
 const previous = text.slice(text.indexOf(begin) + begin.length, text.indexOf(end));
+// One section per result: a bench file may report several (signals: in process and over HTTP).
 const sections = new Map();
 for (const block of previous.split(/\n(?=### )/)) {
-  const name = /^### .*\(`([^`]+)`\)/m.exec(block.trim())?.[1];
-  if (name) sections.set(name, block.trim());
+  const m = /^### (.*) \(`([^`]+)`\)/m.exec(block.trim());
+  if (m) sections.set(`${m[2]}\u0000${m[1]}`, block.trim());
 }
 const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`;
 const date = new Date().toISOString().slice(0, 10);
 for (const r of results) {
   const rows = r.rows.map((row) => `| ${row.name} | ${row.value} |`).join("\n");
-  sections.set(r.file, `### ${r.title} (\`${r.file}\`)\n\n| measure | result |\n| --- | --- |\n${rows}\n\nTarget: ${r.target}: **${r.met ? "met" : "not met"}** (${date}, ${machine}).`);
+  sections.set(`${r.file}\u0000${r.title}`, `### ${r.title} (\`${r.file}\`)\n\n| measure | result |\n| --- | --- |\n${rows}\n\nTarget: ${r.target}: **${r.met ? "met" : "not met"}** (${date}, ${machine}).`);
 }
 const body = [...sections.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, s]) => s).join("\n\n");
 writeFileSync(doc, text.slice(0, text.indexOf(begin) + begin.length) + "\n" + body + "\n" + text.slice(text.indexOf(end)));
