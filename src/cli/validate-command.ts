@@ -105,7 +105,7 @@ const FORMAT_BY_EXTENSION: readonly [RegExp, FormatName][] = [
   [/\.xml$/i, "junit"],
 ];
 
-export function chooseFormat(requested: string | undefined, io: Pick<CliIO, "env" | "stdoutIsTTY">, output?: string): FormatName {
+function chooseFormat(requested: string | undefined, io: Pick<CliIO, "env" | "stdoutIsTTY">, output?: string): FormatName {
   if (requested) return requested as FormatName;
   // Annotations and code frames are for a reader of the log, never for a file.
   if (output) return FORMAT_BY_EXTENSION.find(([re]) => re.test(output))?.[1] ?? "compact";

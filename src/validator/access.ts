@@ -2,9 +2,11 @@
  * Defensive readers over a manifest that may be schema-invalid: semantic rules run even when
  * the schema fails, so every read tolerates a wrong type instead of throwing.
  *
- * `field` and `str` take field names written in our code ("phases", "id", …): a plain property
- * read is safe for them because Object.prototype has no such property (a test checks every call
- * site). A key that comes from the document itself must go through getOwn instead.
+ * Field names written in our code ("phases", "id", …) are read as plain properties, either
+ * directly on an `asObject` result (the validator's hot paths: each read site stays
+ * monomorphic) or through `field` and `str` (the diagram). Safe because Object.prototype has no
+ * such property; tests check every read. A key that comes from the document itself must go
+ * through getOwn instead.
  */
 export type Json = Record<string, unknown>;
 
