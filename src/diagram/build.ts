@@ -11,6 +11,7 @@ import { printExpression } from "../grammar/expression/index.js";
 import { INVARIANT_NAMES, SUBSTRATE_SLOTS } from "../manifest/types.js";
 import { asObject, field, str } from "../validator/access.js";
 import { resolveLoop, resolveSystem, type LoopEntry, type SystemRef } from "../validator/resolver.js";
+import { toPointer } from "../source/source-node.js";
 import { cadenceText, clean, closureLabel, connectionLabel, deliveryOf, kindText, loopTitle, nestingLabel, shown, waitText } from "./labels.js";
 import { LoopTree } from "./loop-tree.js";
 import type { DiagramEdge, DiagramGraph, DiagramInput, DiagramLoop, DiagramNode, GraphOptions, Unresolved } from "./model.js";
@@ -90,7 +91,7 @@ interface Context {
 }
 
 function indexRefs(refs: readonly SystemRef[]): Map<string, SystemRef> {
-  return new Map(refs.map((r) => [`${r.file}\u0000${r.pointer}`, r]));
+  return new Map(refs.map((r) => [`${r.file}\u0000${toPointer(r.path)}`, r]));
 }
 
 function describeLoop(tree: LoopTree, entry: LoopEntry): DiagramLoop {
@@ -198,7 +199,8 @@ function endpointOwner(ctx: Context, entry: LoopEntry, pointer: string): { node:
 }
 
 function drawRoutes(ctx: Context, entry: LoopEntry): void {
-  for (const { pointer, refs } of entry.model.endpoints) {
+  for (const { path, refs } of entry.model.endpoints) {
+    const pointer = toPointer(path);
     for (const ref of refs) {
       if (ref.kind !== "phase") continue;
       const owner = endpointOwner(ctx, entry, pointer);
@@ -213,7 +215,7 @@ function drawRoutes(ctx: Context, entry: LoopEntry): void {
 
 function drawNesting(ctx: Context, entry: LoopEntry): void {
   const { g, tree } = ctx;
-  const triggers = new Map(entry.model.triggers.map((t) => [t.pointer, t]));
+  const triggers = new Map(entry.model.triggers.map((t) => [toPointer(t.path), t]));
   for (const { item, index } of entry.model.innerLoops) {
     const target = str(item, "loop_id") ?? "(no loop_id)";
     const pointer = `/nesting/inner_loops/${index}/trigger`;
@@ -272,7 +274,8 @@ function drawSubstrates(ctx: Context, entry: LoopEntry): void {
     const bindings = [{ loop: loopId, slot }];
     return g.addNode({ id, kind: "substrate", label: substrateLabel(uri, bindings), loop: null, uri, bindings });
   };
-  for (const { pointer, refs } of entry.model.endpoints) {
+  for (const { path, refs } of entry.model.endpoints) {
+    const pointer = toPointer(path);
     for (const ref of refs) {
       if (ref.kind !== "substrate") continue;
       const uri = bound.get(ref.slot);
@@ -314,7 +317,7 @@ function outsideEnd(ctx: Context, loopId: string, phase: string | undefined): En
 function systemEnd(ctx: Context, ref: SystemRef, whole: (target: LoopEntry) => string): End {
   if (ref.status === "external" || !ref.target) return outsideEnd(ctx, ref.toLoop, ref.toPhase);
   if (ref.toPhase === undefined) return { node: ctx.tree.isDrawn(ref.target) ? whole(ref.target) : ctx.tree.representative(ref.target) };
-  const end = phaseEnd(ctx, ref.target, ref.toPhase, ref.phasePointer ?? ref.pointer);
+  const end = phaseEnd(ctx, ref.target, ref.toPhase, toPointer(ref.phasePath ?? ref.path));
   // The reference is written in the referring manifest: report it there, as the validator does.
   if (end.unresolved) end.unresolved = { ...end.unresolved, file: ref.file };
   return end;
@@ -353,8 +356,9 @@ function conditionText(condition: string): string {
 
 function drawSignalSources(ctx: Context, entry: LoopEntry): void {
   const { tree, g } = ctx;
-  for (const { cadence, pointer } of entry.model.cadences) {
+  for (const { cadence, path } of entry.model.cadences) {
     if (str(cadence, "type") !== "cross_loop_signal") continue;
+    const pointer = toPointer(path);
     const ref = ctx.refs.get(`${entry.file}\u0000${pointer}/params/from_loop`);
     if (!ref) continue;
     const to = tree.isDrawn(entry) ? tree.cadenceNode(entry) : tree.representative(entry);

@@ -58,7 +58,7 @@ export function parseEndpoints(text: string): ParseResult<readonly EndpointRef[]
 
 function parseAlternative(alt: string, offset: number): ParseResult<EndpointRef> {
   const length = alt.length;
-  if (alt === "external") return ok({ kind: "external", offset, length });
+  if (alt === "external") return ok(endpointRef("external", undefined, offset, length));
   const colon = alt.indexOf(":");
   if (colon === -1) return fail(`unknown endpoint ${quote(alt)}${bareHint(alt)} (${FORMS})`, offset, length);
 
@@ -74,9 +74,9 @@ function parseAlternative(alt: string, offset: number): ParseResult<EndpointRef>
         return fail(`invalid phase id ${quote(value)} (lower-case letters, digits and _ only)`, valueOffset, value.length);
       }
       // Names are returned as canonical strings: callers look them up in maps (the phase index).
-      return ok({ kind: "phase", phase: intern(value), offset, length });
+      return ok(endpointRef("phase", intern(value), offset, length));
     case "substrate": {
-      if ((SUBSTRATE_SLOTS as readonly string[]).includes(value)) return ok({ kind: "substrate", slot: intern(value), offset, length });
+      if ((SUBSTRATE_SLOTS as readonly string[]).includes(value)) return ok(endpointRef("substrate", intern(value), offset, length));
       if (value === "") return fail(`expected a slot after "substrate:" (${SUBSTRATE_SLOTS.join(", ")})`, offset, length);
       const near = closest(value, SUBSTRATE_SLOTS);
       const hint = near === undefined ? "" : `, did you mean ${quote(near)}?`;
@@ -87,13 +87,28 @@ function parseAlternative(alt: string, offset: number): ParseResult<EndpointRef>
       if (!SIGNAL_TOKEN.test(value)) {
         return fail(`invalid signal token ${quote(value)} (a name such as OutcomeSignal)`, valueOffset, value.length);
       }
-      return ok({ kind: "signal", token: intern(value), offset, length });
+      return ok(endpointRef("signal", intern(value), offset, length));
     default: {
       const near = closest(prefix, PREFIXES) ?? PREFIXES.find((p) => prefix.length >= 2 && p.startsWith(prefix.toLowerCase()));
       const hint = near === undefined ? "" : `, did you mean ${quote(near === "external" ? near : `${near}:`)}?`;
       return fail(`unknown endpoint prefix ${quote(`${prefix}:`)}${hint} (${FORMS})`, offset, colon + 1);
     }
   }
+}
+
+/**
+ * Every alternative gets one object shape (the names of the other kinds present but undefined),
+ * so the validator's loops over endpoints read `kind` monomorphically.
+ */
+function endpointRef(kind: EndpointRef["kind"], name: string | undefined, offset: number, length: number): EndpointRef {
+  return {
+    kind,
+    phase: kind === "phase" ? name : undefined,
+    slot: kind === "substrate" ? name : undefined,
+    token: kind === "signal" ? name : undefined,
+    offset,
+    length,
+  } as EndpointRef;
 }
 
 /** A bare word is usually `external` misspelt or a reference that lost its prefix. */

@@ -7,6 +7,7 @@ import { parseSignatureRecipe, type SignatureRecipe } from "../grammar/signature
 import type { Expr } from "../grammar/expression/index.js";
 import type { Connection, InnerLoop, Manifest, Phase } from "../manifest/types.js";
 import { resolveLoop } from "../validator/resolver.js";
+import { toPointer } from "../source/source-node.js";
 import type { InvariantName } from "./errors.js";
 
 export type FailureDirective = "retry" | "rollback" | "escalate" | "skip" | "abort_loop";
@@ -66,7 +67,7 @@ export function compileLoop(manifest: Manifest): CompiledLoop {
   const phases: CompiledPhase[] = manifest.phases.map((phase, index) => {
     const recipe = phase.signature ? parseSignatureRecipe(phase.signature) : undefined;
     const routeTargets = model.endpoints
-      .filter((e) => e.pointer === `/phases/${index}/outputs/to`)
+      .filter((e) => toPointer(e.path) === `/phases/${index}/outputs/to`)
       .flatMap((e) => e.refs.flatMap((r) => (r.kind === "phase" ? [r.phase] : [])));
     const onFailure = phase.on_failure as FailureDirective | undefined;
     return {
@@ -87,12 +88,12 @@ export function compileLoop(manifest: Manifest): CompiledLoop {
   });
   const inv = manifest.invariants ?? {};
   const innerLoops: CompiledInnerLoop[] = (manifest.nesting?.inner_loops ?? []).map((inner, i) => {
-    const trigger = model.triggers.find((t) => t.pointer === `/nesting/inner_loops/${i}/trigger`);
+    const trigger = model.triggers.find((t) => toPointer(t.path) === `/nesting/inner_loops/${i}/trigger`);
     return { loopId: inner.loop_id, phase: trigger?.phase ?? "", condition: trigger?.condition, wait: inner.wait, timeoutMs: inner.timeout_ms };
   });
   const connections: CompiledConnection[] = (manifest.connections ?? []).map((connection, i) => ({
     connection,
-    condition: model.conditions.find((c) => c.pointer === `/connections/${i}/emit_condition`)?.expr,
+    condition: model.conditions.find((c) => toPointer(c.path) === `/connections/${i}/emit_condition`)?.expr,
   }));
   return {
     manifest,

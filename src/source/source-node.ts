@@ -18,6 +18,21 @@ export interface Span {
   end: number;
 }
 
+/**
+ * A place in a document as its segments: object keys and array indices. Code that knows where
+ * it is builds a path rather than a JSON pointer: walking it needs no parsing, and its keys are
+ * the program's own constant strings, whose hashes V8 has already computed.
+ */
+export type Path = readonly (string | number)[];
+
+/** `path` and then one or two more segments, as a new path (array spread and concat are slow in V8). */
+export function childPath(path: Path, segment: string | number, next?: string | number): Path {
+  const out = path.slice();
+  out.push(segment);
+  if (next !== undefined) out.push(next);
+  return out;
+}
+
 export function pointerSegments(pointer: string): string[] {
   if (pointer === "") return [];
   const segments = pointer.slice(1).split("/");
@@ -25,40 +40,41 @@ export function pointerSegments(pointer: string): string[] {
   return segments.map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
-export function toPointer(segments: readonly (string | number)[]): string {
-  return segments.map((s) => "/" + String(s).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+export function toPointer(path: Path): string {
+  let out = "";
+  for (let i = 0; i < path.length; i++) {
+    const s = path[i] as string | number;
+    out += "/";
+    out += typeof s === "number" ? String(s) : s.includes("~") || s.includes("/") ? s.replace(/~/g, "~0").replace(/\//g, "~1") : s;
+  }
+  return out;
 }
 
-/** The deepest node on the pointer's path, and whether the whole path resolved. */
-export function walk(root: SourceNode, pointer: string): { node: SourceNode; resolved: boolean } {
+/** The deepest node on the path (a JSON pointer or its segments), and whether the whole path resolved. */
+export function walk(root: SourceNode, at: string | Path): { node: SourceNode; resolved: boolean } {
+  const path = typeof at === "string" ? pointerSegments(at) : at;
   let node = root;
-  const escaped = pointer.includes("~");
-  for (let at = 1; at <= pointer.length && pointer !== ""; ) {
-    let end = pointer.indexOf("/", at);
-    if (end < 0) end = pointer.length;
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i] as string | number;
     let next: SourceNode | undefined;
     if (node.kind === "array") {
-      // Indices are read in place: no substring to allocate and hash.
-      const index = indexAt(pointer, at, end);
+      const index = typeof seg === "number" ? seg : arrayIndex(seg);
       if (index >= 0) next = node.items?.[index];
     } else if (node.kind === "object") {
-      let seg = pointer.slice(at, end);
-      if (escaped) seg = seg.replace(/~1/g, "/").replace(/~0/g, "~");
-      next = node.entries?.get(seg);
+      next = node.entries?.get(typeof seg === "number" ? String(seg) : seg);
     }
     if (!next) return { node, resolved: false };
     node = next;
-    at = end + 1;
   }
   return { node, resolved: true };
 }
 
-/** The array index spelt by pointer[start, end), or -1 (RFC 6901: digits, no leading zero). */
-function indexAt(pointer: string, start: number, end: number): number {
-  if (end === start || end - start > 9 || (end - start > 1 && pointer.charCodeAt(start) === 48)) return -1;
+/** The array index a pointer segment spells, or -1 (RFC 6901: digits, no leading zero). */
+function arrayIndex(seg: string): number {
+  if (seg === "" || seg.length > 9 || (seg.length > 1 && seg.charCodeAt(0) === 48)) return -1;
   let n = 0;
-  for (let i = start; i < end; i++) {
-    const c = pointer.charCodeAt(i) - 48;
+  for (let i = 0; i < seg.length; i++) {
+    const c = seg.charCodeAt(i) - 48;
     if (c < 0 || c > 9) return -1;
     n = n * 10 + c;
   }
@@ -66,11 +82,11 @@ function indexAt(pointer: string, start: number, end: number): number {
 }
 
 /**
- * The span to underline for a pointer: the key when `preferKey` (unknown or misspelt keys), else
- * the value. A pointer that does not fully resolve lands on the deepest node that exists.
+ * The span to underline for a path or pointer: the key when `preferKey` (unknown or misspelt keys), else
+ * the value. A path that does not fully resolve lands on the deepest node that exists.
  */
-export function spanOf(root: SourceNode, pointer: string, preferKey = false): Span {
-  const { node, resolved } = walk(root, pointer);
+export function spanOf(root: SourceNode, at: string | Path, preferKey = false): Span {
+  const { node, resolved } = walk(root, at);
   if ((preferKey || !resolved) && node.keyStart !== undefined && node.keyEnd !== undefined) {
     return { start: node.keyStart, end: node.keyEnd };
   }

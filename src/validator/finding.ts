@@ -1,3 +1,4 @@
+import type { Path } from "../source/source-node.js";
 import type { RelatedLocation } from "./diagnostic.js";
 
 /**
@@ -6,7 +7,8 @@ import type { RelatedLocation } from "./diagnostic.js";
  */
 export interface Finding {
   rule: string;
-  pointer: string;
+  /** Where: the diagnostic's `pointer` is built from it. */
+  path: Path;
   message: string;
   /** Underline the key rather than the value (unknown, misplaced or duplicate keys). */
   key?: boolean;

@@ -7,14 +7,16 @@ import type { EndpointRef } from "../grammar/endpoint.js";
 import { parseEndpointsCached as parseEndpoints, parseExpressionCached as parseExpression, parseTriggerCached as parseTrigger } from "../grammar/cached.js";
 import type { Expr } from "../grammar/expression/index.js";
 import type { GrammarError } from "../grammar/grammar-error.js";
+import { childPath, type Path } from "../source/source-node.js";
 import { asObject, asString, type Json } from "./access.js";
+import { PhaseIndex } from "./phase-index.js";
 import { closest } from "./suggest.js";
 
 export type PhaseRefRole = "closure.from_phase" | "closure.to_phase" | "connection.emit_phase" | "endpoint" | "inner_loop.trigger";
 
 export interface PhaseRef {
   role: PhaseRefRole;
-  pointer: string;
+  path: Path;
   phase: string;
   /** Where the phase id sits inside the string value (for `a|phase:x` or a trigger). */
   offset?: number;
@@ -27,17 +29,17 @@ export type GrammarRule = "pulse/endpoint-syntax" | "pulse/trigger-syntax" | "pu
 
 export interface GrammarIssue {
   rule: GrammarRule;
-  pointer: string;
+  path: Path;
   error: GrammarError;
 }
 
 export interface ParsedEndpoint {
-  pointer: string;
+  path: Path;
   refs: readonly EndpointRef[];
 }
 
 export interface ParsedTrigger {
-  pointer: string;
+  path: Path;
   innerLoopId: string | undefined;
   phase: string;
   condition?: Expr;
@@ -51,6 +53,8 @@ export interface Item {
 export interface PhaseItem extends Item {
   id: string | undefined;
   kind: string | undefined;
+  /** The index of the first phase with this id: not `index` when this one is a duplicate. */
+  first: number;
 }
 
 export interface LoopModel {
@@ -61,14 +65,14 @@ export interface LoopModel {
   innerLoops: Item[];
   closure: Json | undefined;
   nesting: Json | undefined;
-  /** The cadence and its fallbacks, outermost first, with their pointers. */
-  cadences: { cadence: Json; pointer: string }[];
+  /** The cadence and its fallbacks, outermost first, with their paths. */
+  cadences: { cadence: Json; path: Path }[];
   /** Each phase id and the index of the phase that first declares it (a later one is a duplicate). */
-  phaseIndex: Map<string, number>;
+  phaseIndex: PhaseIndex;
   refs: PhaseRef[];
   endpoints: ParsedEndpoint[];
   triggers: ParsedTrigger[];
-  conditions: { pointer: string; expr: Expr }[];
+  conditions: { path: Path; expr: Expr }[];
   grammarIssues: GrammarIssue[];
 }
 
@@ -90,23 +94,22 @@ function items(list: unknown): Item[] {
 export function resolveLoop(manifest: unknown): LoopModel {
   const m = asObject(manifest);
   const phases: PhaseItem[] = [];
-  const phaseIndex = new Map<string, number>();
+  const phaseIndex = new PhaseIndex();
   const list = m?.phases;
   if (Array.isArray(list)) {
     for (let index = 0; index < list.length; index++) {
       const item = asObject(list[index]);
       if (!item) continue;
       const id = asString(item.id);
-      phases.push({ item, index, id, kind: asString(item.kind) });
-      if (id === undefined) continue;
-      if (!phaseIndex.has(id)) phaseIndex.set(id, index);
+      const first = id === undefined ? index : phaseIndex.declare(id, index);
+      phases.push({ item, index, id, kind: asString(item.kind), first });
     }
   }
   const nesting = asObject(m?.nesting);
-  const cadences: { cadence: Json; pointer: string }[] = [];
+  const cadences: { cadence: Json; path: Path }[] = [];
   let cadence = asObject(m?.cadence);
-  for (let pointer = "/cadence"; cadence && cadences.length < 16; pointer += "/fallback") {
-    cadences.push({ cadence, pointer });
+  for (let path: Path = ["cadence"]; cadence && cadences.length < 16; path = childPath(path, "fallback")) {
+    cadences.push({ cadence, path });
     cadence = asObject(cadence.fallback);
   }
   const closure = asObject(m?.closure);
@@ -127,70 +130,71 @@ export function resolveLoop(manifest: unknown): LoopModel {
   };
 
   const from = asString(closure?.from_phase);
-  if (from !== undefined) addRef(model, "closure.from_phase", "/closure/from_phase", from);
+  if (from !== undefined) addRef(model, "closure.from_phase", ["closure", "from_phase"], from);
   const to = asString(closure?.to_phase);
-  if (to !== undefined) addRef(model, "closure.to_phase", "/closure/to_phase", to);
+  if (to !== undefined) addRef(model, "closure.to_phase", ["closure", "to_phase"], to);
   const via = asString(closure?.via);
-  if (via !== undefined) addEndpoint(model, "/closure/via", via);
+  if (via !== undefined) addEndpoint(model, ["closure", "via"], via);
 
   for (const { item, index } of phases) {
     const input = asString(asObject(item.inputs)?.from);
-    if (input !== undefined) addEndpoint(model, `/phases/${index}/inputs/from`, input);
+    if (input !== undefined) addEndpoint(model, ["phases", index, "inputs", "from"], input);
     const output = asString(asObject(item.outputs)?.to);
-    if (output !== undefined) addEndpoint(model, `/phases/${index}/outputs/to`, output);
+    if (output !== undefined) addEndpoint(model, ["phases", index, "outputs", "to"], output);
   }
 
   for (const { item, index } of model.connections) {
     const emit = asString(item.emit_phase);
-    if (emit !== undefined) addRef(model, "connection.emit_phase", `/connections/${index}/emit_phase`, emit);
+    if (emit !== undefined) addRef(model, "connection.emit_phase", ["connections", index, "emit_phase"], emit);
     const condition = asString(item.emit_condition);
     if (condition !== undefined) {
-      const pointer = `/connections/${index}/emit_condition`;
+      const path = ["connections", index, "emit_condition"];
       const parsed = parseExpression(condition);
-      if (parsed.ok) model.conditions.push({ pointer, expr: parsed.value });
-      else model.grammarIssues.push({ rule: "pulse/expression-syntax", pointer, error: parsed.error });
+      if (parsed.ok) model.conditions.push({ path, expr: parsed.value });
+      else model.grammarIssues.push({ rule: "pulse/expression-syntax", path, error: parsed.error });
     }
   }
 
   for (const { item, index } of model.innerLoops) {
     const trigger = asString(item.trigger);
     if (trigger === undefined) continue;
-    const pointer = `/nesting/inner_loops/${index}/trigger`;
+    const path = ["nesting", "inner_loops", index, "trigger"];
     const parsed = parseTrigger(trigger);
     if (!parsed.ok) {
-      model.grammarIssues.push({ rule: "pulse/trigger-syntax", pointer, error: parsed.error });
+      model.grammarIssues.push({ rule: "pulse/trigger-syntax", path, error: parsed.error });
       continue;
     }
-    const t: ParsedTrigger = { pointer, innerLoopId: asString(item.loop_id), phase: parsed.value.phase };
+    const t: ParsedTrigger = { path, innerLoopId: asString(item.loop_id), phase: parsed.value.phase };
     if (parsed.value.condition) t.condition = parsed.value.condition;
     model.triggers.push(t);
-    addRef(model, "inner_loop.trigger", pointer, parsed.value.phase, parsed.value.phaseOffset, parsed.value.phase.length);
+    addRef(model, "inner_loop.trigger", path, parsed.value.phase, parsed.value.phaseOffset, parsed.value.phase.length);
   }
   return model;
 }
 
-function addRef(model: LoopModel, role: PhaseRefRole, pointer: string, phase: string, offset?: number, length?: number): void {
+function addRef(model: LoopModel, role: PhaseRefRole, path: Path, phase: string, offset?: number, length?: number): void {
   const found = model.phaseIndex.has(phase);
   // One object shape for every reference, so code reading them stays monomorphic.
-  const r: PhaseRef = { role, pointer, phase, offset, length, found, suggestion: undefined };
+  const r: PhaseRef = { role, path, phase, offset, length, found, suggestion: undefined };
   if (!found) r.suggestion = closest(phase, model.phaseIndex.keys());
   model.refs.push(r);
 }
 
-function addEndpoint(model: LoopModel, pointer: string, value: string): void {
+const PHASE_PREFIX = "phase:";
+
+function addEndpoint(model: LoopModel, path: Path, value: string): void {
   const parsed = parseEndpoints(value);
   if (!parsed.ok) {
-    model.grammarIssues.push({ rule: "pulse/endpoint-syntax", pointer, error: parsed.error });
+    model.grammarIssues.push({ rule: "pulse/endpoint-syntax", path, error: parsed.error });
     return;
   }
   const refs = parsed.value;
-  model.endpoints.push({ pointer, refs });
+  model.endpoints.push({ path, refs });
   for (let i = 0; i < refs.length; i++) {
     const e = refs[i] as EndpointRef;
     if (e.kind === "phase") {
-      // Point at the id itself, after the `phase:` prefix.
-      const prefix = value.indexOf(":", e.offset) + 1;
-      addRef(model, "endpoint", pointer, e.phase, prefix, e.phase.length);
+      // Point at the id itself, after the `phase:` prefix (the grammar allows nothing between).
+      addRef(model, "endpoint", path, e.phase, e.offset + PHASE_PREFIX.length, e.phase.length);
     }
   }
 }
@@ -209,12 +213,12 @@ export type SystemRefRole = "connection" | "inner_loop" | "parent_loop" | "signa
 export interface SystemRef {
   role: SystemRefRole;
   file: string;
-  pointer: string;
+  path: Path;
   fromLoop: string;
   toLoop: string;
   toPhase?: string;
-  /** Pointer of the phase field inside the referring manifest (connection to_phase, from_phase). */
-  phasePointer?: string;
+  /** Path of the phase field inside the referring manifest (connection to_phase, from_phase). */
+  phasePath?: Path;
   status: "resolved" | "missing-phase" | "external";
   target?: LoopEntry;
   suggestion?: string;
@@ -242,29 +246,29 @@ export function resolveSystem(entries: readonly LoopEntry[]): ResolvedSystem {
       const toLoop = asString(item.to_loop);
       if (toLoop === undefined) continue;
       const toPhase = asString(item.to_phase);
-      const phasePointer = toPhase === undefined ? undefined : `/connections/${index}/to_phase`;
-      addSystemRef(system, entry, "connection", `/connections/${index}/to_loop`, toLoop, toPhase, phasePointer);
+      const phasePath = toPhase === undefined ? undefined : ["connections", index, "to_phase"];
+      addSystemRef(system, entry, "connection", ["connections", index, "to_loop"], toLoop, toPhase, phasePath);
     }
     for (const { item, index } of model.innerLoops) {
       const toLoop = asString(item.loop_id);
-      if (toLoop !== undefined) addSystemRef(system, entry, "inner_loop", `/nesting/inner_loops/${index}/loop_id`, toLoop);
+      if (toLoop !== undefined) addSystemRef(system, entry, "inner_loop", ["nesting", "inner_loops", index, "loop_id"], toLoop);
     }
     const parent = asString(model.nesting?.parent_loop);
-    if (parent !== undefined) addSystemRef(system, entry, "parent_loop", "/nesting/parent_loop", parent);
-    for (const { cadence, pointer } of model.cadences) {
+    if (parent !== undefined) addSystemRef(system, entry, "parent_loop", ["nesting", "parent_loop"], parent);
+    for (const { cadence, path } of model.cadences) {
       if (cadence.type !== "cross_loop_signal") continue;
       const params = asObject(cadence.params);
       const fromLoop = asString(params?.from_loop);
       if (fromLoop === undefined) continue;
       const fromPhase = asString(params?.from_phase);
-      const phasePointer = fromPhase === undefined ? undefined : `${pointer}/params/from_phase`;
-      addSystemRef(system, entry, "signal_source", `${pointer}/params/from_loop`, fromLoop, fromPhase, phasePointer);
+      const phasePath = fromPhase === undefined ? undefined : childPath(path, "params", "from_phase");
+      addSystemRef(system, entry, "signal_source", childPath(path, "params", "from_loop"), fromLoop, fromPhase, phasePath);
     }
   }
   return system;
 }
 
-function addSystemRef(system: ResolvedSystem, entry: LoopEntry, role: SystemRefRole, pointer: string, toLoop: string, toPhase?: string, phasePointer?: string): void {
+function addSystemRef(system: ResolvedSystem, entry: LoopEntry, role: SystemRefRole, path: Path, toLoop: string, toPhase?: string, phasePath?: Path): void {
   const target = system.byLoopId.get(toLoop)?.[0];
   let status: SystemRef["status"] = "external";
   let suggestion: string | undefined;
@@ -273,7 +277,7 @@ function addSystemRef(system: ResolvedSystem, entry: LoopEntry, role: SystemRefR
     if (status === "missing-phase") suggestion = closest(toPhase as string, target.model.phaseIndex.keys());
   }
   // One object shape for every reference, so code reading them stays monomorphic.
-  system.refs.push({ role, file: entry.file, pointer, fromLoop: entry.model.loopId as string, toLoop, toPhase, phasePointer, status, target, suggestion });
+  system.refs.push({ role, file: entry.file, path, fromLoop: entry.model.loopId as string, toLoop, toPhase, phasePath, status, target, suggestion });
 }
 
 /** Nesting edges parent → inner, from both `inner_loops` and `parent_loop`, with cycles found by DFS. */

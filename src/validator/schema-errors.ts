@@ -7,7 +7,7 @@ import type { ErrorObject } from "ajv";
 import { SUPPORTED_PROTOCOL_VERSION } from "../manifest/types.js";
 import type { Finding } from "./finding.js";
 import { closest, didYouMean } from "./suggest.js";
-import { pointerSegments } from "../source/source-node.js";
+import { childPath, pointerSegments, toPointer } from "../source/source-node.js";
 
 const PATTERN_TEXT: Record<string, string> = {
   "^0\\.1(\\.[0-9]+)?$": 'a PULSE protocol version such as "0.1" or "0.1.1"',
@@ -60,7 +60,7 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
   const missing = new Map<string, { props: string[]; conditional: boolean }>();
   const seen = new Set<string>();
   const push = (f: Finding): void => {
-    const key = `${f.rule}\u0000${f.pointer}\u0000${f.message}`;
+    const key = `${f.rule}\u0000${toPointer(f.path)}\u0000${f.message}`;
     if (!seen.has(key)) {
       seen.add(key);
       findings.push(f);
@@ -69,6 +69,7 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
 
   for (const e of errors) {
     const at = e.instancePath;
+    const path = pointerSegments(at);
     const where = describePointer(at);
     const value = valueAt(document, at);
     switch (e.keyword) {
@@ -85,10 +86,9 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
       case "additionalProperties": {
         const prop = (e.params as { additionalProperty: string }).additionalProperty;
         const allowed = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {});
-        const pointer = `${at}/${prop.replace(/~/g, "~0").replace(/\//g, "~1")}`;
         const f: Finding = {
           rule: "schema/unknown-property",
-          pointer,
+          path: childPath(path, prop),
           key: true,
           message: `unknown property "${prop}" in ${where}`,
         };
@@ -100,20 +100,20 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
       }
       case "enum": {
         const allowed = ((e.params as { allowedValues: unknown[] }).allowedValues ?? []).map(String);
-        const f: Finding = { rule: "schema/enum", pointer: at, message: `${where} must be one of ${allowed.join(", ")}; found ${describeValue(value)}` };
+        const f: Finding = { rule: "schema/enum", path, message: `${where} must be one of ${allowed.join(", ")}; found ${describeValue(value)}` };
         const suggestion = typeof value === "string" ? didYouMean(closest(value, allowed)) : undefined;
         push(suggestion ? { ...f, suggestion } : f);
         break;
       }
       case "const": {
         const allowed = (e.params as { allowedValue: unknown }).allowedValue;
-        push({ rule: "schema/enum", pointer: at, message: `${where} must be ${JSON.stringify(allowed)}; found ${describeValue(value)}` });
+        push({ rule: "schema/enum", path, message: `${where} must be ${JSON.stringify(allowed)}; found ${describeValue(value)}` });
         break;
       }
       case "type": {
         const types = String((e.params as { type: string | string[] }).type).split(",");
         const want = types.map((t) => TYPE_TEXT[t] ?? t).join(" or ");
-        const f: Finding = { rule: "schema/type", pointer: at, message: `${where} must be ${want}; found ${describeValue(value)}` };
+        const f: Finding = { rule: "schema/type", path, message: `${where} must be ${want}; found ${describeValue(value)}` };
         if (typeof value === "string" && (types.includes("integer") || types.includes("number")) && /^-?\d+(\.\d+)?$/.test(value.trim())) {
           f.suggestion = `write ${value.trim()} without quotes`;
         } else if (typeof value === "string" && types.includes("boolean") && /^(true|false)$/i.test(value.trim())) {
@@ -129,7 +129,7 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
           break;
         }
         const pattern = (e.params as { pattern: string }).pattern;
-        push({ rule: "schema/pattern", pointer: at, message: `${where} must be ${PATTERN_TEXT[pattern] ?? `text matching /${pattern}/`}; found ${describeValue(value)}` });
+        push({ rule: "schema/pattern", path, message: `${where} must be ${PATTERN_TEXT[pattern] ?? `text matching /${pattern}/`}; found ${describeValue(value)}` });
         break;
       }
       case "minItems":
@@ -138,7 +138,7 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
         const count = Array.isArray(value) ? value.length : 0;
         const bound = e.keyword === "minItems" ? "at least" : "at most";
         const noun = at === "/phases" ? "phase" : "item";
-        push({ rule: "schema/items", pointer: at, key: true, message: `${where} must have ${bound} ${limit} ${noun}${limit === 1 ? "" : "s"}; found ${count}` });
+        push({ rule: "schema/items", path, key: true, message: `${where} must have ${bound} ${limit} ${noun}${limit === 1 ? "" : "s"}; found ${count}` });
         break;
       }
       case "minimum":
@@ -146,7 +146,7 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
       case "exclusiveMinimum":
       case "exclusiveMaximum": {
         const p = e.params as { comparison: string; limit: number };
-        push({ rule: "schema/range", pointer: at, message: `${where} must be ${p.comparison} ${p.limit}; found ${describeValue(value)}` });
+        push({ rule: "schema/range", path, message: `${where} must be ${p.comparison} ${p.limit}; found ${describeValue(value)}` });
         break;
       }
       case "minLength":
@@ -154,16 +154,16 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
         const limit = (e.params as { limit: number }).limit;
         push({
           rule: "schema/length",
-          pointer: at,
+          path,
           message: limit === 1 && e.keyword === "minLength" ? `${where} must not be empty` : `${where} must be ${e.keyword === "minLength" ? "at least" : "at most"} ${limit} characters long`,
         });
         break;
       }
       case "format":
-        push({ rule: "schema/format", pointer: at, message: `${where} must be a valid ${(e.params as { format: string }).format}; found ${describeValue(value)}` });
+        push({ rule: "schema/format", path, message: `${where} must be a valid ${(e.params as { format: string }).format}; found ${describeValue(value)}` });
         break;
       default:
-        push({ rule: "schema/invalid", pointer: at, message: `${where} ${e.message ?? "is invalid"}` });
+        push({ rule: "schema/invalid", path, message: `${where} ${e.message ?? "is invalid"}` });
     }
   }
 
@@ -173,7 +173,7 @@ export function schemaFindings(errors: readonly ErrorObject[], document: unknown
     const reason = conditional && props.includes("custom_kind") ? ' (required when kind is "custom")' : "";
     findings.push({
       rule: "schema/required",
-      pointer: at,
+      path: pointerSegments(at),
       key: true,
       message: `${where} is missing required propert${props.length === 1 ? "y" : "ies"} ${list}${reason}`,
     });
@@ -192,7 +192,7 @@ function versionFinding(value: unknown): Finding | undefined {
   if (major < supMajor || (major === supMajor && minor <= supMinor)) return undefined;
   return {
     rule: "pulse/version-unsupported",
-    pointer: "/pulse_protocol_version",
+    path: ["pulse_protocol_version"],
     message: `the manifest declares PULSE ${value}, but this validator supports PULSE ${SUPPORTED_PROTOCOL_VERSION} (§16: a newer minor version may use fields this version cannot check)`,
     suggestion: `upgrade pulse, or declare "${SUPPORTED_PROTOCOL_VERSION}" if the manifest uses only ${SUPPORTED_PROTOCOL_VERSION} features`,
   };

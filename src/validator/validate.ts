@@ -5,7 +5,7 @@
  */
 import type { ManifestSource } from "../source/load.js";
 import { parseSourceText } from "../source/load.js";
-import { spanOf, type Span } from "../source/source-node.js";
+import { spanOf, toPointer, type Span } from "../source/source-node.js";
 import { compareDiagnostics, type Diagnostic, type FileResult, type Severity } from "./diagnostic.js";
 import { asObject } from "./access.js";
 import type { Finding } from "./finding.js";
@@ -20,6 +20,8 @@ import { checkPhases } from "./rules/phases.js";
 import { checkConnections } from "./rules/connections.js";
 import { checkNesting } from "./rules/nesting.js";
 import { checkSystem } from "./rules/system.js";
+
+const LOOP_ID_PATH = ["loop_id"] as const;
 
 export type SeverityOverride = Severity | "off";
 
@@ -56,7 +58,7 @@ class FileDiagnostics {
       severity,
       rule: finding.rule,
       message: finding.message,
-      pointer: finding.pointer,
+      pointer: toPointer(finding.path),
       line: start.line,
       column: start.column,
       endLine: end.line,
@@ -87,7 +89,7 @@ class FileDiagnostics {
   private span(finding: Finding): Span {
     const root = this.source.root;
     if (!root) return { start: 0, end: 0 };
-    const span = spanOf(root, finding.pointer, finding.key ?? false);
+    const span = spanOf(root, finding.path, finding.key ?? false);
     if (finding.offset === undefined) return span;
     return subSpan(this.source.text, span, finding.offset, finding.length ?? 1) ?? span;
   }
@@ -156,24 +158,29 @@ export function validateSources(sources: readonly ManifestSource[], options: Val
     entries.push({ entry: { file: source.file, manifest, model }, file });
   }
 
-  const byFile = new Map<string, FileDiagnostics>();
-  const loops: LoopEntry[] = [];
-  for (const e of entries) {
-    byFile.set(e.entry.file, e.file);
-    loops.push(e.entry);
-  }
+  const loops = entries.map((e) => e.entry);
+  // Most runs hold a few files: a backwards scan finds the last one of a name, as a Map would.
+  let byFile: Map<string, FileDiagnostics> | undefined;
+  const fileNamed = (name: string): FileDiagnostics | undefined => {
+    if (entries.length > 8) {
+      byFile ??= new Map(entries.map((e) => [e.entry.file, e.file]));
+      return byFile.get(name);
+    }
+    for (let i = entries.length - 1; i >= 0; i--) if (entries[i]?.entry.file === name) return entries[i]?.file;
+    return undefined;
+  };
   checkSystem(resolveSystem(loops), (fileName, finding) => {
     if (finding.related) {
       // Related locations name another loop's file: point at that loop's loop_id.
       const related = finding.related.map((r) => {
-        const target = byFile.get(r.file)?.source;
+        const target = fileNamed(r.file)?.source;
         if (!target?.root || r.line !== 0) return r;
-        const pos = target.lines.position(spanOf(target.root, "/loop_id").start);
+        const pos = target.lines.position(spanOf(target.root, LOOP_ID_PATH).start);
         return { ...r, line: pos.line, column: pos.column };
       });
       finding = { ...finding, related };
     }
-    byFile.get(fileName)?.add(finding);
+    fileNamed(fileName)?.add(finding);
   });
   return files.map((f) => f.result());
 }

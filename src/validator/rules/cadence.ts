@@ -7,6 +7,7 @@ import { parseDurationCached as parseDuration, parseRateCached as parseRate, par
 import { TOKEN_NAMES } from "../../manifest/types.js";
 import { asObject, type Json } from "../access.js";
 import { getOwn } from "../../source/own-property.js";
+import { childPath, type Path } from "../../source/source-node.js";
 import type { Finding, Report } from "../finding.js";
 import type { LoopModel } from "../resolver.js";
 import { closest, didYouMean } from "../suggest.js";
@@ -98,60 +99,65 @@ export const CADENCE_PARAMS: Record<string, Record<string, ParamSpec>> = {
   manual: { interface: { check: nonEmptyString }, rate_limit: { check: rate } },
 };
 
+/** CADENCE_PARAMS as maps: names read from a manifest are looked up, never used as property keys. */
+interface CadenceSpec {
+  params: Map<string, ParamSpec>;
+  required: string[];
+  known: string[];
+}
+
+const CADENCES = new Map<string, CadenceSpec>(
+  Object.entries(CADENCE_PARAMS).map(([type, specs]) => {
+    const known = Object.keys(specs);
+    return [type, { params: new Map(Object.entries(specs)), required: known.filter((name) => specs[name]?.required), known }];
+  }),
+);
+
 export function checkCadence(model: LoopModel, report: Report): void {
   const seenTypes: string[] = [];
-  for (const { cadence, pointer } of model.cadences) {
+  for (const { cadence, path } of model.cadences) {
     const type = cadence.type;
-    if (typeof type === "string" && Object.hasOwn(CADENCE_PARAMS, type)) {
-      checkParams(type, cadence, pointer, report);
-      if (seenTypes.includes(type)) {
-        report({ rule: "pulse/cadence-fallback-redundant", pointer: `${pointer}/type`, message: `this fallback has the same type ("${type}") as a cadence it falls back from` });
-      }
-      seenTypes.push(type);
+    const spec = typeof type === "string" ? CADENCES.get(type) : undefined;
+    if (spec === undefined) continue;
+    checkParams(type as string, spec, cadence, path, report);
+    if (seenTypes.includes(type as string)) {
+      report({ rule: "pulse/cadence-fallback-redundant", path: childPath(path, "type"), message: `this fallback has the same type ("${String(type)}") as a cadence it falls back from` });
     }
+    seenTypes.push(type as string);
   }
 }
 
-const REQUIRED: Record<string, string[]> = Object.fromEntries(
-  Object.entries(CADENCE_PARAMS).map(([type, specs]) => [type, Object.keys(specs).filter((name) => specs[name]?.required)]),
-);
-
-function checkParams(type: string, cadence: Json, pointer: string, report: Report): void {
-  const specs = CADENCE_PARAMS[type] as Record<string, ParamSpec>;
+function checkParams(type: string, cadenceSpec: CadenceSpec, cadence: Json, path: Path, report: Report): void {
+  const specs = cadenceSpec.params;
   const raw = cadence.params;
   const params = asObject(raw) ?? {};
   if (raw !== undefined && !asObject(raw)) return; // the schema reports a non-object params
-  for (const name of REQUIRED[type] as string[]) {
+  for (const name of cadenceSpec.required) {
     if (getOwn(params, name) === undefined) {
       report({
         rule: "pulse/cadence-param-missing",
-        pointer: raw === undefined ? `${pointer}/type` : `${pointer}/params`,
+        path: childPath(path, raw === undefined ? "type" : "params"),
         key: raw !== undefined,
         message: `a ${type} cadence needs params.${name} (§8)`,
       });
     }
   }
-  for (const name in params) {
-    if (!Object.hasOwn(params, name)) continue;
+  for (const name of Object.keys(params)) {
     const value = params[name];
-    const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
+    const spec = specs.get(name);
     if (!spec) {
-      const suggestion = didYouMean(closest(name, Object.keys(specs)));
-      const known = Object.keys(specs).join(", ");
-      const f: Finding = { rule: "pulse/cadence-param-unknown", pointer: `${pointer}/params/${escape(name)}`, key: true, message: `"${name}" is not a parameter of a ${type} cadence (known: ${known})` };
+      const suggestion = didYouMean(closest(name, cadenceSpec.known));
+      const known = cadenceSpec.known.join(", ");
+      const f: Finding = { rule: "pulse/cadence-param-unknown", path: childPath(path, "params", name), key: true, message: `"${name}" is not a parameter of a ${type} cadence (known: ${known})` };
       report(suggestion ? { ...f, suggestion } : f);
       continue;
     }
     const problem = spec.check(value, params);
     if (problem) {
-      const f: Finding = { rule: "pulse/cadence-param-invalid", pointer: `${pointer}/params/${escape(name)}`, message: `params.${name} ${problem.message.startsWith("must") ? "" : "is invalid: "}${problem.message}` };
+      const f: Finding = { rule: "pulse/cadence-param-invalid", path: childPath(path, "params", name), message: `params.${name} ${problem.message.startsWith("must") ? "" : "is invalid: "}${problem.message}` };
       if (problem.offset !== undefined) Object.assign(f, { offset: problem.offset, length: problem.length });
       if (problem.suggestion) f.suggestion = problem.suggestion;
       report(f);
     }
   }
-}
-
-function escape(segment: string): string {
-  return segment.replace(/~/g, "~0").replace(/\//g, "~1");
 }

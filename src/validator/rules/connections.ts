@@ -11,7 +11,7 @@ export function checkConnections(model: LoopModel, report: Report): void {
     if (id !== undefined && seen) {
       const first = seen.get(id);
       if (first !== undefined) {
-        report({ rule: "pulse/duplicate-connection-id", pointer: `/connections/${index}/id`, message: `connection id "${id}" is already used by connections[${first}]` });
+        report({ rule: "pulse/duplicate-connection-id", path: ["connections", index, "id"], message: `connection id "${id}" is already used by connections[${first}]` });
       } else {
         seen.set(id, index);
       }
@@ -19,7 +19,7 @@ export function checkConnections(model: LoopModel, report: Report): void {
     if (item.overflow_policy !== undefined && item.max_inflight === undefined) {
       report({
         rule: "pulse/overflow-without-limit",
-        pointer: `/connections/${index}/overflow_policy`,
+        path: ["connections", index, "overflow_policy"],
         key: true,
         message: "overflow_policy never applies without max_inflight: the connection has no in-flight limit to overflow (§10.3)",
       });

@@ -8,19 +8,18 @@ import type { Report } from "../finding.js";
 export function checkPhases(manifest: Json, model: LoopModel, report: Report): void {
   const invariants = asObject(manifest.invariants);
   for (const { item, index, kind } of model.phases) {
-    const at = `/phases/${index}`;
     const signature = asString(item.signature);
     if (signature !== undefined) {
       const parsed = parseSignatureRecipe(signature);
       if (!parsed.ok) {
-        report({ rule: "pulse/signature-recipe", pointer: `${at}/signature`, message: parsed.error.message, offset: parsed.error.offset, length: Math.max(1, parsed.error.length) });
+        report({ rule: "pulse/signature-recipe", path: ["phases", index, "signature"], message: parsed.error.message, offset: parsed.error.offset, length: Math.max(1, parsed.error.length) });
       }
     }
     const onFailure = asString(item.on_failure);
     if (item.max_retries !== undefined && onFailure !== "retry") {
       report({
         rule: "pulse/max-retries-ignored",
-        pointer: `${at}/max_retries`,
+        path: ["phases", index, "max_retries"],
         key: true,
         message: `max_retries has no effect: on_failure is ${onFailure === undefined ? "not set" : `"${onFailure}"`}, not "retry" (§5.4)`,
       });
@@ -29,12 +28,12 @@ export function checkPhases(manifest: Json, model: LoopModel, report: Report): v
     if (invariant !== undefined && invariants && getOwn(invariants, invariant) !== true) {
       report({
         rule: "pulse/phase-invariant-disabled",
-        pointer: `${at}/invariant`,
+        path: ["phases", index, "invariant"],
         message: `this phase relies on invariant "${invariant}", but invariants.${invariant} is not true, so no runtime will enforce it (§7)`,
       });
     }
     if (item.custom_kind !== undefined && kind !== undefined && kind !== "custom") {
-      report({ rule: "pulse/custom-kind-ignored", pointer: `${at}/custom_kind`, key: true, message: `custom_kind is ignored because kind is "${kind}", not "custom" (§3.2)` });
+      report({ rule: "pulse/custom-kind-ignored", path: ["phases", index, "custom_kind"], key: true, message: `custom_kind is ignored because kind is "${kind}", not "custom" (§3.2)` });
     }
   }
 }

@@ -23,23 +23,22 @@ const ROLE_TEXT: Record<PhaseRefRole, string> = {
 };
 
 /** Tokens a `signal:` endpoint may name: the canonical six, plus the §5.4 escalation signal. */
-const SIGNAL_TOKENS = [...TOKEN_NAMES, "EscalationRequest"];
+const SIGNAL_TOKENS: readonly string[] = [...TOKEN_NAMES, "EscalationRequest"];
+const SIGNAL_TOKEN_SET = new Set(SIGNAL_TOKENS);
 
 export function checkReferences(manifest: Json, model: LoopModel, report: Report): void {
-  for (const { id, index } of model.phases) {
-    if (id === undefined) continue;
-    const first = model.phaseIndex.get(id) as number; // where the id is first declared
+  for (const { id, index, first } of model.phases) {
     if (first !== index) {
-      report({ rule: "pulse/duplicate-phase-id", pointer: `/phases/${index}/id`, message: `phase id "${id}" is already used by phases[${first}]; phase ids must be unique within a loop` });
+      report({ rule: "pulse/duplicate-phase-id", path: ["phases", index, "id"], message: `phase id "${id}" is already used by phases[${first}]; phase ids must be unique within a loop` });
     }
   }
 
   for (const ref of model.refs) {
     if (ref.found) continue;
-    const known = model.phaseIndex.size > 0 ? ` (phases: ${[...model.phaseIndex.keys()].join(", ")})` : "";
+    const known = model.phaseIndex.size > 0 ? ` (phases: ${model.phaseIndex.keys().join(", ")})` : "";
     const finding = {
       rule: ROLE_RULE[ref.role],
-      pointer: ref.pointer,
+      path: ref.path,
       message: `${ROLE_TEXT[ref.role]} names phase "${ref.phase}", which this loop does not declare${known}`,
     };
     if (ref.offset !== undefined) Object.assign(finding, { offset: ref.offset, length: ref.length });
@@ -48,17 +47,17 @@ export function checkReferences(manifest: Json, model: LoopModel, report: Report
   }
 
   for (const issue of model.grammarIssues) {
-    report({ rule: issue.rule, pointer: issue.pointer, message: issue.error.message, offset: issue.error.offset, length: Math.max(1, issue.error.length) });
+    report({ rule: issue.rule, path: issue.path, message: issue.error.message, offset: issue.error.offset, length: Math.max(1, issue.error.length) });
   }
 
   const substrates = asObject(manifest.substrates);
   for (const endpoint of model.endpoints) {
     for (const ref of endpoint.refs) {
-      if (ref.kind === "signal" && !SIGNAL_TOKENS.includes(ref.token)) {
+      if (ref.kind === "signal" && !SIGNAL_TOKEN_SET.has(ref.token)) {
         const s = closest(ref.token, SIGNAL_TOKENS);
         const f = {
           rule: "pulse/unknown-token",
-          pointer: endpoint.pointer,
+          path: endpoint.path,
           message: `"${ref.token}" is not a canonical PULSE token (${TOKEN_NAMES.join(", ")}); other loops will not understand it`,
           offset: ref.offset,
           length: ref.length,
@@ -69,7 +68,7 @@ export function checkReferences(manifest: Json, model: LoopModel, report: Report
       if (ref.kind === "substrate" && substrates && typeof getOwn(substrates, ref.slot) !== "string") {
         report({
           rule: "pulse/substrate-unbound",
-          pointer: endpoint.pointer,
+          path: endpoint.path,
           message: `substrate:${ref.slot} is used here but substrates.${ref.slot} is ${getOwn(substrates, ref.slot) === null ? "null" : "not declared"}`,
           offset: ref.offset,
           length: ref.length,

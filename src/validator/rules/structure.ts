@@ -12,10 +12,10 @@ export function checkStructure(model: LoopModel, report: Report): void {
   if (phases.length === 0) return;
   const has = (kind: string): boolean => phases.some((p) => p.kind === kind);
   if (!has("retrieve")) {
-    report({ rule: "pulse/missing-retrieve", pointer: "/phases", key: true, message: "the loop has no phase of kind \"retrieve\" (§3.2: every loop must read context from a substrate)" });
+    report({ rule: "pulse/missing-retrieve", path: ["phases"], key: true, message: "the loop has no phase of kind \"retrieve\" (§3.2: every loop must read context from a substrate)" });
   }
   if (!has("act")) {
-    report({ rule: "pulse/missing-act", pointer: "/phases", key: true, message: "the loop has no phase of kind \"act\" (§3.2: every loop must act on the world or a substrate)" });
+    report({ rule: "pulse/missing-act", path: ["phases"], key: true, message: "the loop has no phase of kind \"act\" (§3.2: every loop must act on the world or a substrate)" });
   }
 
   const from = asString(model.closure?.from_phase);
@@ -28,13 +28,13 @@ export function checkStructure(model: LoopModel, report: Report): void {
   if (toPhase.kind !== "retrieve") {
     report({
       rule: "pulse/closure-not-grounded",
-      pointer: "/closure/to_phase",
+      path: ["closure", "to_phase"],
       message: `the closure returns to "${to}" (kind ${toPhase.kind ?? "unknown"}), not to a retrieve phase (§3.2: outcomes must flow back into retrieval)`,
     });
   } else if (!grounded) {
     report({
       rule: "pulse/closure-not-grounded",
-      pointer: "/closure/from_phase",
+      path: ["closure", "from_phase"],
       message: `no learn or consolidate phase runs up to the closure's from_phase "${from}", so no outcome flows back to "${to}" (§3.2)`,
     });
   }

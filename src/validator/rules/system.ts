@@ -18,7 +18,7 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
     for (const dup of entries.slice(1)) {
       report(dup.file, {
         rule: "pulse/duplicate-loop-id",
-        pointer: "/loop_id",
+        path: ["loop_id"],
         message: `loop_id "${loopId}" is also declared by ${(entries[0] as LoopEntry).file}; each loop needs its own id`,
         related: [{ file: (entries[0] as LoopEntry).file, line: 0, column: 0, message: "first declared here" }],
       });
@@ -29,12 +29,12 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
     if (ref.role === "connection" || ref.role === "signal_source") {
       const what = ref.role === "connection" ? "connection" : "cross_loop_signal cadence";
       if (ref.status === "external") {
-        report(ref.file, { rule: ref.role === "connection" ? "pulse/connection-external" : "pulse/signal-source-external", pointer: ref.pointer, message: `${what} refers to loop "${ref.toLoop}", which is not among the validated manifests (treated as external)` });
+        report(ref.file, { rule: ref.role === "connection" ? "pulse/connection-external" : "pulse/signal-source-external", path: ref.path, message: `${what} refers to loop "${ref.toLoop}", which is not among the validated manifests (treated as external)` });
       } else if (ref.status === "missing-phase" && ref.toPhase !== undefined && ref.target) {
-        const phases = [...ref.target.model.phaseIndex.keys()].join(", ");
+        const phases = ref.target.model.phaseIndex.keys().join(", ");
         const f: Finding = {
           rule: ref.role === "connection" ? "pulse/connection-unresolved" : "pulse/signal-source-unresolved",
-          pointer: ref.phasePointer ?? ref.pointer,
+          path: ref.phasePath ?? ref.path,
           message: `${what} names phase "${ref.toPhase}" of loop "${ref.toLoop}", which has no such phase (phases: ${phases})`,
           related: relatedOf(ref),
         };
@@ -44,13 +44,13 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
     }
     if (ref.role === "inner_loop") {
       if (ref.status === "external") {
-        report(ref.file, { rule: "pulse/inner-loop-external", pointer: ref.pointer, message: `inner loop "${ref.toLoop}" is not among the validated manifests (treated as external)` });
+        report(ref.file, { rule: "pulse/inner-loop-external", path: ref.path, message: `inner loop "${ref.toLoop}" is not among the validated manifests (treated as external)` });
       } else if (ref.target) {
         const parent = asString(ref.target.model.nesting?.parent_loop);
         if (parent !== ref.fromLoop) {
           report(ref.file, {
             rule: "pulse/nesting-disagreement",
-            pointer: ref.pointer,
+            path: ref.path,
             message: `"${ref.fromLoop}" lists "${ref.toLoop}" as an inner loop, but ${ref.target.file} declares parent_loop ${parent === undefined ? "null" : `"${parent}"`}`,
             related: relatedOf(ref),
           });
@@ -62,7 +62,7 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
       if (!listed) {
         report(ref.file, {
           rule: "pulse/nesting-disagreement",
-          pointer: ref.pointer,
+          path: ref.path,
           message: `parent_loop is "${ref.toLoop}", but ${ref.target.file} does not list "${ref.fromLoop}" among its inner_loops`,
           related: relatedOf(ref),
         });
@@ -77,7 +77,7 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
     // Self-nesting inside one manifest is reported by the single-manifest nesting rule.
     if (cycle.length === 2) continue;
     const ref = system.refs.find((r) => r.fromLoop === first && (r.role === "inner_loop" || r.role === "parent_loop"));
-    report(entry.file, { rule: "pulse/nesting-cycle", pointer: ref?.pointer ?? "/nesting", message: `loops nest in a cycle: ${cycle.join(" → ")} (§3.6: nesting must be a tree)` });
+    report(entry.file, { rule: "pulse/nesting-cycle", path: ref?.path ?? ["nesting"], message: `loops nest in a cycle: ${cycle.join(" → ")} (§3.6: nesting must be a tree)` });
   }
 }
 
