@@ -118,11 +118,39 @@ export class CountingAudit implements AuditSubstrate {
   }
 }
 
+const EVENT_FIELDS = ["event_id", "event_type", "trace_id", "loop_id", "phase_id", "workspace_id", "timestamp", "signature", "seq", "data"];
+
+/**
+ * A copy of the event. One with only §9.3's fields (the runtime's, on every phase) is copied by
+ * name: the fields other than `data` must be strings or numbers, which the checks below then
+ * verify, and every stored event gets one object shape. Anything else (other keys, a null
+ * prototype) takes the generic deep copy, which refuses what is not plain JSON.
+ */
+function copyEvent(value: object): Record<string, unknown> {
+  const v = value as Record<string, unknown>;
+  let present = 0;
+  for (const field of EVENT_FIELDS) if (v[field] !== undefined) present++;
+  if (Object.getPrototypeOf(v) !== Object.prototype || Object.keys(v).length !== present) return cloneJson(v);
+  const event: Record<string, unknown> = {
+    event_id: v.event_id,
+    event_type: v.event_type,
+    trace_id: v.trace_id,
+    loop_id: v.loop_id,
+    phase_id: v.phase_id,
+    workspace_id: v.workspace_id,
+    timestamp: v.timestamp,
+    signature: v.signature,
+    seq: v.seq,
+  };
+  if (v.data !== undefined) event.data = cloneJson(v.data, "$.data");
+  return event;
+}
+
 function validEvent(value: unknown): AuditEvent {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(SLOT, `append_event: event must be an object, got ${describe(value)}`);
   let event: Record<string, unknown>;
   try {
-    event = cloneJson(value as Record<string, unknown>);
+    event = copyEvent(value);
   } catch (error) {
     if (error instanceof NotJsonError) throw badRequest(SLOT, `append_event: event: ${error.message}`);
     throw error;

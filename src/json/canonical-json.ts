@@ -91,7 +91,7 @@ function write(value: unknown, depth: number): string {
         throw new Refusal(`is a ${proto?.constructor?.name ?? "non-plain object"}, not plain JSON data`);
       }
       const keys = Object.keys(value);
-      if (keys.length > 1) keys.sort();
+      sortKeys(keys);
       let out = "{";
       let first = true;
       for (let i = 0; i < keys.length; i++) {
@@ -109,5 +109,23 @@ function write(value: unknown, depth: number): string {
       throw new Refusal("is undefined, which JSON cannot represent");
     default:
       throw new Refusal(`is a ${typeof value}, which JSON cannot represent`);
+  }
+}
+
+/**
+ * Sorts keys by UTF-16 code units (RFC 8785 §3.2.3), as `Array.prototype.sort()` does, in place.
+ * Objects have a few keys: an insertion sort orders them without the scratch copies the
+ * built-in sort allocates on every call (it was most of the garbage a signature made).
+ */
+function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    for (; j >= 0 && (keys[j] as string) > key; j--) keys[j + 1] = keys[j] as string;
+    keys[j + 1] = key;
   }
 }

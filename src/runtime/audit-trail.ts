@@ -46,55 +46,49 @@ export class AuditTrail {
     return this.seq;
   }
 
+  /** The last append queued, while any is in flight; later appends chain behind it. */
   private tail: Promise<unknown> | undefined;
+  private queued = 0;
 
   /**
    * Appends one event. Appends are numbered in the order they are called, one after another:
    * a signal acknowledged later may append to a trail while its iteration is still appending.
    */
   append(eventType: string, phaseId: string | null, signature: string, data?: Record<string, unknown>): Promise<AuditEvent> {
-    if (!this.tail) {
-      const first = this.write(eventType, phaseId, signature, data);
-      this.tail = first;
-      void first.then(
-        () => this.release(first),
-        () => this.release(first),
-      );
-      return first;
+    this.queued++;
+    let next: Promise<AuditEvent>;
+    if (this.tail === undefined) {
+      next = this.write(eventType, phaseId, signature, data);
+    } else {
+      const write = () => this.write(eventType, phaseId, signature, data);
+      next = this.tail.then(write, write);
     }
-    const next = this.tail.then(
-      () => this.write(eventType, phaseId, signature, data),
-      () => this.write(eventType, phaseId, signature, data),
-    );
     this.tail = next;
-    void next.then(
-      () => this.release(next),
-      () => this.release(next),
-    );
     return next;
   }
 
-  private release(done: Promise<unknown>): void {
-    if (this.tail === done) this.tail = undefined;
-  }
-
   private async write(eventType: string, phaseId: string | null, signature: string, data?: Record<string, unknown>): Promise<AuditEvent> {
-    const event: AuditEvent = {
-      event_id: `${this.traceId}-${this.seq}`,
-      event_type: eventType,
-      trace_id: this.traceId,
-      loop_id: this.loopId,
-      phase_id: phaseId,
-      workspace_id: this.workspaceId,
-      timestamp: timestamp(this.clock.now()),
-      signature,
-      seq: this.seq,
-    };
-    if (data) event.data = data;
-    // The number is taken only once the substrate has the event: a failed append leaves no gap.
-    await guarded(this.breaker, () => this.audit.append_event({ event }, { trace_id: this.traceId, workspace_id: this.workspaceId }));
-    this.seq++;
-    return event;
+    try {
+      const event: AuditEvent = {
+        event_id: `${this.traceId}-${this.seq}`,
+        event_type: eventType,
+        trace_id: this.traceId,
+        loop_id: this.loopId,
+        phase_id: phaseId,
+        workspace_id: this.workspaceId,
+        timestamp: timestamp(this.clock.now()),
+        signature,
+        seq: this.seq,
+      };
+      if (data) event.data = data;
+      // The number is taken only once the substrate has the event: a failed append leaves no gap.
+      await guarded(this.breaker, () => this.audit.append_event({ event }, { trace_id: this.traceId, workspace_id: this.workspaceId }));
+      this.seq++;
+      return event;
+    } finally {
+      // The last append in flight ends the chain, so the next one starts without waiting a turn.
+      if (--this.queued === 0) this.tail = undefined;
+    }
   }
 
   /** Appends a phase transition (on a direct-invocation trail, unless the same call was audited). */

@@ -294,7 +294,7 @@ export class Loop {
         } else ws.current = { traceId, phaseId, input };
         const began = clock.now();
         const outcome = await this.runner.run(phase, input, it);
-        await this.flushViolations(it, audit, outcome.signature);
+        if (it.violations.length > 0) await this.flushViolations(it, audit, outcome.signature);
         if (outcome.kind === "completed") {
           await this.completed(phase, outcome, it, audit, ws, began);
           result.phases.push({ phase_id: phase.id, status: outcome.replayed ? "replayed" : "completed", signature: outcome.signature, ...(outcome.routedTo ? { routed_to: outcome.routedTo } : {}) });
@@ -358,7 +358,7 @@ export class Loop {
   }
 
   private async completed(phase: CompiledPhase, outcome: Extract<PhaseOutcome, { kind: "completed" }>, it: IterationContext, audit: AuditTrail, ws: WorkspaceState | undefined, began: number): Promise<void> {
-    await audit.appendHeld(outcome.heldAudit, phase.id, outcome.signature);
+    if (outcome.heldAudit.length > 0) await audit.appendHeld(outcome.heldAudit, phase.id, outcome.signature);
     for (const m of outcome.mutations) await audit.append("substrate.mutated", phase.id, outcome.signature, { operation: m.operation, result: summarize(m.result) });
     const data: Record<string, unknown> = { kind: phase.kind };
     if (outcome.replayed) data.replayed = true;

@@ -268,7 +268,8 @@ export class PhaseRunner {
         act = checkOutcomeGrounding(loop, phase, output, signature);
         if (this.o.mutant !== "commits-early") checkQuorum(loop, phase, this.o.quorumThreshold, it);
       }
-      await scope.commit();
+      const committing = scope.commit();
+      if (committing) await committing;
       if (phase.idempotent) this.o.idempotency.set(it.workspaceId, cacheKey, { output, canonical });
       if (act) it.acts.push(act);
       endSpan(span);

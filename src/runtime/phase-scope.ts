@@ -227,9 +227,17 @@ export class PhaseScope {
     };
   }
 
-  /** Makes the phase's memory writes visible, all at once. */
-  async commit(): Promise<void> {
+  /**
+   * Makes the phase's memory writes visible, all at once. Returns no promise when the phase
+   * opened no transaction (most phases): callers skip an await, and its allocations, then.
+   */
+  commit(): Promise<void> | undefined {
     this.open = false;
+    if (this.txId === undefined && this.txOpening === undefined) return undefined;
+    return this.commitTransaction();
+  }
+
+  private async commitTransaction(): Promise<void> {
     const tx_id = this.txId ?? (this.txOpening ? await this.txOpening.catch(() => undefined) : undefined);
     if (tx_id) await guarded(this.breakers.memory, () => this.target.memory.commit_transaction({ tx_id }, this.ctx));
   }

@@ -81,6 +81,27 @@ describe("InMemoryAudit", () => {
     returned!.event_type = "rewritten";
     expect(await audit.query_by_trace({ trace_id: TRACE }, ctx())).toEqual([auditEvent({ data: { n: 1 } })]);
   });
+
+  it("keeps fields beyond §9.3 and events without a prototype, and refuses non-JSON anywhere in them", async () => {
+    const audit = new InMemoryAudit();
+    const extra = { ...auditEvent({ event_id: "x1" }), note: { by: "host" } };
+    await audit.append_event({ event: extra }, ctx());
+    const bare = Object.assign(Object.create(null), auditEvent({ event_id: "x2", seq: 1 }));
+    await audit.append_event({ event: bare }, ctx());
+    const stored = await audit.query_by_trace({ trace_id: TRACE }, ctx());
+    expect(stored).toEqual([extra, auditEvent({ event_id: "x2", seq: 1 })]);
+    extra.note.by = "edited";
+    expect((await audit.query_by_trace({ trace_id: TRACE }, ctx()))[0]).toMatchObject({ note: { by: "host" } });
+
+    for (const event of [
+      { ...auditEvent({ event_id: "n1" }), note: () => 1 },
+      auditEvent({ event_id: "n2", data: { at: new Date(0) } as never }),
+      auditEvent({ event_id: "n3", data: { n: Number.NaN } }),
+      auditEvent({ event_id: "n4", seq: Number.NaN }),
+    ]) {
+      expect(await rejection(audit.append_event({ event: event as never }, ctx())), event.event_id).toMatchObject({ code: "BAD_REQUEST" });
+    }
+  });
 });
 
 describe("CountingAudit", () => {

@@ -13,6 +13,17 @@ describe("canonicalJson (RFC 8785)", () => {
     );
   });
 
+  it("orders any keys (astral, BMP, digits) like the canonicalize package, in small and large objects", () => {
+    // canonicalize refuses lone surrogates, so keys here are well-formed (astral pairs included).
+    const key = fc.oneof(fc.string({ unit: "binary", maxLength: 4 }), fc.string({ unit: "grapheme", maxLength: 3 }), fc.constantFrom("1", "10", "2", "a", "B", "\ud83d\ude00", "\uffff", "\u20ac"));
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.integer(), { maxKeys: 40 }), (value) => {
+        expect(canonicalJson(value)).toBe((canonicalize as (v: unknown) => string)(value));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("sorts keys by UTF-16 code units and writes numbers in ECMAScript shortest form", () => {
     expect(canonicalJson({ "\u20ac": 1, "\r": 2, "\ud83d\ude00": 3, a: 4, B: 5 })).toBe('{"\\r":2,"B":5,"a":4,"€":1,"😀":3}');
     expect(canonicalJson([1e21, 1e-7, -0, 0.1 + 0.2, 100, 4.5])).toBe("[1e+21,1e-7,0,0.30000000000000004,100,4.5]");
