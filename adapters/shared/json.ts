@@ -4,7 +4,7 @@
  * and out, so a caller mutating an object it passed or received cannot reach into the store.
  */
 
-import { canonicalJson } from "../../src/json/canonical-json.js";
+import { canonicalJson, hasLoneSurrogate } from "../../src/json/canonical-json.js";
 
 const MAX_DEPTH = 128;
 
@@ -58,10 +58,14 @@ function locate(value: unknown, depth: number, path: string): { path: string; wh
   }
 }
 
+const LONE = "a string with a lone surrogate (half of a UTF-16 pair)";
+
 /** The copy itself; with `shallow`, only `value` is checked, not its members. */
 function copy(value: unknown, depth: number, shallow = false): unknown {
   switch (typeof value) {
     case "string":
+      if (hasLoneSurrogate(value)) throw new Refusal(LONE);
+      return value;
     case "boolean":
       return value;
     case "number":
@@ -84,6 +88,7 @@ function copy(value: unknown, depth: number, shallow = false): unknown {
         const item = (value as Record<string, unknown>)[key];
         // JSON.stringify drops undefined members; dropping them here keeps both adapters equal.
         if (item === undefined) continue;
+        if (hasLoneSurrogate(key)) throw new Refusal("an object with a key holding a lone surrogate (half of a UTF-16 pair)");
         const copied = copy(item, depth + 1);
         // A "__proto__" key must stay a key, as JSON.parse makes it, not replace the prototype.
         if (key === "__proto__") Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });

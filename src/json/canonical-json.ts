@@ -29,6 +29,7 @@ export function canonicalJson(value: unknown): string {
 function locate(value: unknown, depth: number, path: string): string | undefined {
   if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") return path;
   if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path : undefined;
   if (value === null || typeof value !== "object") return undefined;
   if (depth >= MAX_CANONICAL_DEPTH) return path;
   if (Array.isArray(value)) {
@@ -46,6 +47,7 @@ function locate(value: unknown, depth: number, path: string): string | undefined
   for (const key of Object.keys(value).sort()) {
     const item = (value as Record<string, unknown>)[key];
     if (item === undefined) continue;
+    if (LONE_SURROGATE.test(key)) return `${path} key ${JSON.stringify(key)}`;
     const found = locate(item, depth + 1, `${path}.${key}`);
     if (found) return found;
   }
@@ -55,8 +57,23 @@ function locate(value: unknown, depth: number, path: string): string | undefined
 /** Strings with nothing to escape (the usual case) are quoted without JSON.stringify's work. */
 const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
+/**
+ * RFC 8785 canonicalises I-JSON, whose strings are well-formed Unicode: a lone surrogate (half
+ * of a character, as cutting an emoji in two leaves) is refused rather than signed in a form
+ * implementations in other languages would write differently or refuse themselves.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const ANY_SURROGATE = /[\ud800-\udfff]/;
+
+/** True when the string holds half of a UTF-16 pair: not I-JSON, and not JSON our adapters keep. */
+export function hasLoneSurrogate(s: string): boolean {
+  return ANY_SURROGATE.test(s) && LONE_SURROGATE.test(s);
+}
+
 function quote(s: string): string {
-  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+  if (PLAIN.test(s)) return `"${s}"`;
+  if (LONE_SURROGATE.test(s)) throw new Refusal("contains a lone surrogate (half of a UTF-16 pair), which RFC 8785 canonical JSON does not allow");
+  return JSON.stringify(s);
 }
 
 function write(value: unknown, depth: number): string {

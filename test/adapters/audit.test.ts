@@ -92,12 +92,15 @@ describe("InMemoryAudit", () => {
     expect(stored).toEqual([extra, auditEvent({ event_id: "x2", seq: 1 })]);
     extra.note.by = "edited";
     expect((await audit.query_by_trace({ trace_id: TRACE }, ctx()))[0]).toMatchObject({ note: { by: "host" } });
+    await expect(audit.append_event({ event: auditEvent({ event_id: "x3", seq: 2, data: { text: "whole \ud83d\ude00" } }) }, ctx())).resolves.toEqual({ event_id: "x3" });
 
     for (const event of [
       { ...auditEvent({ event_id: "n1" }), note: () => 1 },
       auditEvent({ event_id: "n2", data: { at: new Date(0) } as never }),
       auditEvent({ event_id: "n3", data: { n: Number.NaN } }),
       auditEvent({ event_id: "n4", seq: Number.NaN }),
+      auditEvent({ event_id: "n5", data: { text: "cut \ud83d" } }),
+      auditEvent({ event_id: "n6", data: { ["k\udc00"]: 1 } }),
     ]) {
       expect(await rejection(audit.append_event({ event: event as never }, ctx())), event.event_id).toMatchObject({ code: "BAD_REQUEST" });
     }

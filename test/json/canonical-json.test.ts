@@ -39,6 +39,13 @@ describe("canonicalJson (RFC 8785)", () => {
     );
   });
 
+  it("refuses a lone surrogate in a value or a key, naming where; a whole surrogate pair is fine", () => {
+    expect(() => canonicalJson({ a: ["ok", "cut \ud83d"] })).toThrow(/\$\.a\[1\] contains a lone surrogate/);
+    expect(() => canonicalJson({ ["k\udc00"]: 1 })).toThrow(/key "k\\udc00" contains a lone surrogate/);
+    expect(() => canonicalJson("\udc00\ud83d")).toThrow(/lone surrogate/);
+    expect(canonicalJson({ ["\ud83d\ude00"]: "\ud83d\ude00 \u20ac\n" })).toBe('{"\ud83d\ude00":"\ud83d\ude00 \u20ac\\n"}');
+  });
+
   it("drops undefined properties like JSON.stringify, honours toJSON, refuses other objects", () => {
     expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b":1}');
     expect(canonicalJson({ at: new Date(0) })).toBe('{"at":"1970-01-01T00:00:00.000Z"}');

@@ -91,6 +91,9 @@ describe("phase signatures", () => {
     expect(() => signatureOf({ a: new Map() })).toThrow(/Map/);
     expect(() => signatureOf({ a: 1n } as unknown)).toThrow(/bigint/);
     expect(() => canonicalJson([undefined])).toThrow(/undefined/);
+    // Half of an emoji is not I-JSON: other implementations would sign it differently, or refuse it.
+    expect(() => signatureOf({ text: "cut \ud83d" })).toThrow(/lone surrogate/);
+    expect(signatureOf({ text: "whole \ud83d\ude00" })).toMatch(/^blake3:[0-9a-f]{64}$/);
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
     expect(() => canonicalJson(cycle)).toThrow(/deeper than/);
