@@ -195,19 +195,36 @@ export class PhaseRunner {
     return this.attempts(phase, input, signature, it);
   }
 
-  private replay(phase: CompiledPhase, signature: string, entry: IdempotencyEntry, it: IterationContext): PhaseOutcome {
-    // The identical output, without running the handler or touching a substrate (§5.2).
-    const output = JSON.parse(entry.canonical) as unknown;
-    it.tokens.observe(output, `phase ${phase.id} output`);
-    const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: true, mutations: [], heldAudit: [] };
-    if (phase.kind === "route") Object.assign(outcome, this.route(phase, output));
-    if (phase.kind === "act") {
-      // A replayed act stands for the act it replays: it grounds later learning the same way.
-      const act = checkOutcomeGrounding(this.o.loop, phase, output, signature);
-      it.acts.push(act);
-      outcome.act = act;
+  /**
+   * The identical output, without running the handler or its side effects (§5.2). The replay
+   * still commits in this iteration, whose tokens, policy and grants may differ from the first
+   * run's: a replayed act is authorised again and needs its quorum, a replayed route obeys
+   * κ-routing, exactly as an execution would.
+   */
+  private async replay(phase: CompiledPhase, signature: string, entry: IdempotencyEntry, it: IterationContext): Promise<PhaseOutcome> {
+    const { loop } = this.o;
+    try {
+      if (phase.kind === "act") await this.authorize(phase, it);
+      const output = JSON.parse(entry.canonical) as unknown;
+      it.tokens.observe(output, `phase ${phase.id} output`);
+      const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: true, mutations: [], heldAudit: [] };
+      if (phase.kind === "route") {
+        Object.assign(outcome, this.route(phase, output));
+        checkKappaRouting(loop, phase, outcome.decision, it, this.o.mutant === "kappa-threshold-half" ? 0.5 : 0);
+      }
+      if (phase.kind === "act") {
+        // A replayed act stands for the act it replays: it grounds later learning the same way.
+        const act = checkOutcomeGrounding(loop, phase, output, signature);
+        if (this.o.mutant !== "commits-early") checkQuorum(loop, phase, this.o.quorumThreshold, it);
+        it.acts.push(act);
+        outcome.act = act;
+      }
+      return outcome;
+    } catch (error) {
+      const e = asPulseError(phase.id, error);
+      if (e instanceof InvariantViolation) this.o.onViolation(e, it);
+      return { kind: "failed", error: e, signature, directive: phase.onFailure ?? "fail" };
     }
-    return outcome;
   }
 
   private async attempts(phase: CompiledPhase, input: unknown, signature: string, it: IterationContext, cacheKey = signature): Promise<PhaseOutcome> {

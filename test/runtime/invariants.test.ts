@@ -253,3 +253,79 @@ describe("phase_atomicity (§7.1)", () => {
     expect(seen.map((v) => v.invariant)).toEqual(["phase_atomicity"]);
   });
 });
+
+describe("phase_atomicity (§7.1): the near miss", () => {
+  it("accepts every substrate call a handler makes and awaits before its phase ends", async () => {
+    const { loop, substrates } = await setup();
+    loop.handle("fetch", async ({ substrates: s }) => {
+      const a = await s.memory.store_node({ node: { content: "in time" } });
+      await s.memory.store_node({ node: { content: `after ${a.node_id}` } });
+      return {};
+    });
+    const seen = await violations(loop);
+    const r = await loop.runIteration({ workspace: "w" });
+    expect(r.status).toBe("completed");
+    expect(seen).toEqual([]);
+    expect(substrates.memory.inspect("w").nodes).toHaveLength(2);
+  });
+});
+
+describe("a replayed idempotent phase commits under this iteration's invariants and authorisation", () => {
+  // Only `query` enters the signatures: later iterations replay with other tokens around them.
+  const idempotent = (phase: number, mutate: (m: Record<string, any>) => void) =>
+    manifestWith((m) => {
+      Object.assign(m.phases[phase], { idempotent: true, signature: "hash(query)" });
+      mutate(m);
+    });
+
+  it("a replayed route that decided fast fails once the iteration sees max_kappa > 0", async () => {
+    const { loop } = await setup(idempotent(1, (m) => (m.invariants.kappa_routing = true)));
+    let k = 0;
+    let decided = 0;
+    loop.handle("fetch", () => ({ query: "q", topology: topology(k) }));
+    loop.handle("decide", ({ input }) => (decided++, { query: (input as { query: string }).query, decision: "fast" }));
+    expect((await loop.runIteration({ input: { query: "q" } })).status).toBe("completed");
+    k = 3;
+    const replayed = await loop.runIteration({ input: { query: "q" } });
+    expect(replayed.status).toBe("failed");
+    expect(replayed.error?.message).toMatch(/kappa_routing \(§7\.4\).*max_kappa 3 > 0/);
+    k = 0; // the near miss: the same replay with no cycle in sight commits
+    const calm = await loop.runIteration({ input: { query: "q" } });
+    expect(calm.status).toBe("completed");
+    expect(calm.phases[1]).toMatchObject({ phase_id: "decide", status: "replayed" });
+    expect(decided).toBe(1);
+  });
+
+  it("a replayed act needs this iteration's quorum", async () => {
+    const { loop } = await setup(idempotent(2, (m) => (m.invariants.quorum_before_commit = true)));
+    let confidence = 0.9;
+    let acted = 0;
+    loop.handle("fetch", () => ({ query: "q" }));
+    loop.handle("decide", () => ({ query: "q", decision: "deliberate", result: deliberation(confidence) }));
+    loop.handle("apply", () => (acted++, { query: "q", causal_parent_ids: [] }));
+    expect((await loop.runIteration({ input: { query: "q" } })).status).toBe("completed");
+    confidence = 0.1;
+    const low = await loop.runIteration({ input: { query: "q" } });
+    expect(low.error?.message).toMatch(/quorum_before_commit \(§7\.5\).*confidence 0\.1 < quorum_threshold 0\.66/);
+    confidence = 0.7;
+    const enough = await loop.runIteration({ input: { query: "q" } });
+    expect(enough.phases[2]).toMatchObject({ phase_id: "apply", status: "replayed" });
+    expect(enough.status).toBe("completed");
+    expect(acted).toBe(1);
+  });
+
+  it("a replayed act is refused once the policy denies it, and allowed again after", async () => {
+    const { loop, substrates } = await setup(idempotent(2, () => {}));
+    let acted = 0;
+    loop.handle("fetch", () => ({ query: "q" }));
+    loop.handle("apply", () => (acted++, { causal_parent_ids: [] }));
+    expect((await loop.runIteration({ input: { query: "q" } })).status).toBe("completed");
+    substrates.policy.setRules([{ action: "test.loop.apply", decision: "deny", reason: "frozen" }]);
+    const denied = await loop.runIteration({ input: { query: "q" } });
+    expect(denied.error).toMatchObject({ code: "POLICY_DENIED" });
+    substrates.policy.setRules([]);
+    const allowed = await loop.runIteration({ input: { query: "q" } });
+    expect(allowed.phases[2]).toMatchObject({ phase_id: "apply", status: "replayed" });
+    expect(acted).toBe(1);
+  });
+});
