@@ -38,8 +38,11 @@ export class AuditTrail {
     readonly workspaceId: string,
     readonly traceId: string,
     dedupeCalls = false,
+    /** Where the trail continues: a resumed iteration's events follow those already stored. */
+    firstSeq = 0,
   ) {
     if (dedupeCalls) this.transitions = new Set();
+    this.seq = firstSeq;
   }
 
   get count(): number {

@@ -239,9 +239,14 @@ export class Loop {
 
   /** Runs one iteration in a workspace; iterations of one workspace run one after another. */
   runIteration(request: IterationRequest = {}): Promise<IterationResult> {
+    return this.enqueue(request, undefined);
+  }
+
+  /** `resumedAt`: the audit seq a resumed iteration continues from. */
+  private enqueue(request: IterationRequest, resumedAt: number | undefined): Promise<IterationResult> {
     const workspaceId = request.workspace ?? "default";
     const ws = this.workspace(workspaceId);
-    const run = ws.tail.then(() => this.iterate(ws, workspaceId, request));
+    const run = ws.tail.then(() => this.iterate(ws, workspaceId, request, resumedAt));
     ws.tail = run.catch(() => undefined);
     return run;
   }
@@ -260,7 +265,7 @@ export class Loop {
     };
   }
 
-  private async iterate(ws: WorkspaceState, workspaceId: string, request: IterationRequest): Promise<IterationResult> {
+  private async iterate(ws: WorkspaceState, workspaceId: string, request: IterationRequest, resumedAt?: number): Promise<IterationResult> {
     const { compiled, clock } = this.o;
     const status = this.stepper.value(ws.snapshot).status;
     if (status === "stopped" || status === "paused") throw new LoopStoppedError(this.id, status);
@@ -273,7 +278,7 @@ export class Loop {
     const startedAt = clock.now();
     const span = startIterationSpan(traceId, newSpanId(), { "pulse.loop_id": this.id, "pulse.workspace_id": workspaceId, "pulse.iteration": number });
     const it = this.context(ws, workspaceId, traceId, number, span, agentOf(request.agentId, request.input, this.o.agentId));
-    const audit = new AuditTrail(this.o.substrates.audit, this.breakers.audit, clock, this.id, workspaceId, traceId);
+    const audit = new AuditTrail(this.o.substrates.audit, this.breakers.audit, clock, this.id, workspaceId, traceId, false, resumedAt);
     // Events that belong to no phase are signed by their iteration: loop, workspace and trace.
     const iterationSignature = `blake3:${blake3Hex(`${this.id}\n${workspaceId}\n${traceId}`)}`;
     const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: "completed", closed: false, phases: [], output: null, audit_events: 0, tokens: [] };
@@ -283,7 +288,8 @@ export class Loop {
     try {
       for (const token of request.tokens ?? []) it.tokens.observe(token, "iteration input");
       it.tokens.observe(request.input, "iteration input");
-      await audit.append("iteration.started", null, iterationSignature, request.cause ? { iteration: number, entry, cause: request.cause } : { iteration: number, entry });
+      const opening = request.cause ? { iteration: number, entry, cause: request.cause } : { iteration: number, entry };
+      await audit.append(resumedAt === undefined ? "iteration.started" : "iteration.resumed", null, iterationSignature, opening);
       let input: unknown = request.input ?? null;
       for (let phaseId: string | undefined = entry; phaseId !== undefined; ) {
         const phase = compiled.byId.get(phaseId) as CompiledPhase;
@@ -464,14 +470,25 @@ export class Loop {
     ws.current = snapshot.current ? { traceId: snapshot.current.trace_id, phaseId: snapshot.current.phase_id, input: snapshot.current.input } : undefined;
   }
 
-  /** Continues an iteration a restored snapshot interrupted; undefined if there is none. */
+  /**
+   * Continues an iteration a restored snapshot interrupted; undefined if there is none. Its audit
+   * trail continues after the events the audit substrate already holds for the trace (opened by
+   * `iteration.resumed`), so a durable audit log stays one gap-free sequence per iteration.
+   */
   async resumeInterrupted(workspace = "default"): Promise<IterationResult | undefined> {
     const ws = this.workspace(workspace);
     const current = ws.current;
     if (!current) return undefined;
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_END" });
     ws.iterations--;
-    return this.runIteration({ workspace, entry: current.phaseId, input: current.input, traceId: current.traceId });
+    let resumedAt = 0;
+    try {
+      const stored = await this.o.substrates.audit.query_by_trace({ trace_id: current.traceId }, { trace_id: current.traceId, workspace_id: workspace });
+      for (const e of stored) resumedAt = Math.max(resumedAt, e.seq + 1);
+    } catch {
+      // An unreachable audit substrate fails the resumed iteration's first append, with its reason.
+    }
+    return this.enqueue({ workspace, entry: current.phaseId, input: current.input, traceId: current.traceId }, resumedAt);
   }
 }
 

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { trace } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { resetTracer } from "../../src/runtime/tracing.js";
-import { manifestWith, setup, TRACE } from "./harness.js";
+import { auditShape, manifestWith, setup, TRACE } from "./harness.js";
 import type { RuntimeEvent } from "../../src/runtime/index.js";
 
 describe("OpenTelemetry", () => {
@@ -147,6 +147,26 @@ describe("snapshots", () => {
     const r = await second.loop.resumeInterrupted("w");
     expect(r).toMatchObject({ trace_id: TRACE, status: "completed", iteration: 1 });
     expect(second.calls).toEqual(["apply", "learn"]);
+  });
+
+  it("resumes into a durable audit log: the trail continues after the events stored before the crash", async () => {
+    const first = await setup();
+    let snapshot: ReturnType<typeof first.loop.snapshot> | undefined;
+    first.loop.handle("apply", () => {
+      snapshot = first.loop.snapshot("w");
+      return new Promise(() => {}); // the process dies here: the phase never ends
+    });
+    void first.loop.runIteration({ workspace: "w", traceId: TRACE });
+    await vi.waitFor(() => expect(snapshot).toBeDefined());
+
+    // A new process, the same audit substrate (a service that outlived the crash).
+    const second = await setup(undefined, { load: { substrates: first.substrates } });
+    second.loop.restore(JSON.parse(JSON.stringify(snapshot)));
+    const r = await second.loop.resumeInterrupted("w");
+    expect(r).toMatchObject({ trace_id: TRACE, status: "completed" });
+    const events = await first.audit(TRACE, "w");
+    expect(auditShape(events)).toEqual(["iteration.started", "phase.completed fetch", "phase.routed decide", "iteration.resumed", "phase.completed apply", "phase.completed learn", "iteration.completed"]);
+    expect(events.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
   it("refuses a snapshot of another loop or of an unknown state", async () => {
