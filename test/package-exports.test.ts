@@ -21,6 +21,13 @@ describe("the package's entry points", () => {
     expect(exportsOf("pulse")).toEqual(expect.arrayContaining(["createRuntime", "validateSources", "validateValue", "readSource"]));
   });
 
+  it("pulse/adapters has the substrate adapters docs/runtime.md and docs/substrates-http.md import", () => {
+    expect(exportsOf("pulse/adapters")).toEqual(
+      expect.arrayContaining(["inMemorySubstrates", "InMemoryAudit", "CountingAudit", "httpSubstrates", "httpSubstrateFactory", "createSubstrateServer", "withFaults", "recordCalls"]),
+    );
+    expect(exportsOf("pulse")).toContain("SubstrateRegistry");
+  });
+
   it("a path outside the exports map is not importable by name (only the documented entry points are public)", () => {
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", `await import("pulse/dist/src/transports/http.js")`], { encoding: "utf8" });
     expect(r.status).not.toBe(0);

@@ -7,6 +7,7 @@
  *   const loop = await runtime.load("manifests/graphonomous.continual_learning.yaml");
  *   const result = await loop.runIteration({ workspace: "ws_1", input: { query: "…" } });
  */
+import { httpSubstrateFactory } from "../../adapters/http/client.js";
 import { inMemorySubstrateFactory } from "../../adapters/memory/index.js";
 import type { Manifest } from "../manifest/types.js";
 import { readSource } from "../source/load.js";
@@ -70,7 +71,11 @@ export class Runtime {
   constructor(private readonly options: RuntimeOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.registry = options.registry ?? new SubstrateRegistry();
-    this.registry.fallbackTo(inMemorySubstrateFactory());
+    // The embedded defaults, under whatever the host registered itself: an http(s) URI names a
+    // service speaking docs/substrates-http.md (never silently replaced by memory), any other
+    // URI the in-memory adapters.
+    for (const scheme of ["http", "https"]) if (!this.registry.hasScheme(scheme)) this.registry.scheme(scheme, httpSubstrateFactory());
+    if (!this.registry.hasFallback) this.registry.fallbackTo(inMemorySubstrateFactory());
     this.idempotency = new IdempotencyCache(options.idempotencyCacheSize, options.mutant === "tenantless-cache");
   }
 

@@ -1,7 +1,8 @@
 /**
  * Binds the URIs of a manifest's `substrates` map to implementations: scheme → factory, with
  * host overrides per slot or per URI (`graphonomous://…` can be bound to any adapter). The
- * embedded default binds every scheme to the in-memory adapters.
+ * embedded default binds http(s) URIs to the HTTP substrate client and every other scheme to
+ * the in-memory adapters.
  */
 import type { AuditSubstrate, AuthSubstrate, MemorySubstrate, PolicySubstrate, SubstrateSet, TimeSubstrate } from "./contracts.js";
 
@@ -49,6 +50,15 @@ export class SubstrateRegistry {
   fallbackTo(factory: SubstrateFactory): this {
     this.fallback = factory;
     return this;
+  }
+
+  /** Whether URIs of this scheme have a factory of their own. */
+  hasScheme(scheme: string): boolean {
+    return this.schemes.has(scheme.toLowerCase());
+  }
+
+  get hasFallback(): boolean {
+    return this.fallback !== undefined;
   }
 
   resolve<S extends Slot>(slot: S, uri: string): SlotImplementation[S] {

@@ -53,6 +53,32 @@ describe("binding substrates by URI", () => {
     expect(audited.map((e) => e.event_type)).toContain("substrate.mutated");
   });
 
+  it("binds http(s) URIs of a manifest to the HTTP substrate client by default, other schemes to memory", async () => {
+    const { url, backing, calls } = await serve();
+    const runtime = await createRuntime();
+    for (const [k, h] of Object.entries(validHandlers())) runtime.handleKind(k, h);
+    const loop = await runtime.load(manifestWith((m) => ((m.substrates.memory = url), (m.substrates.audit = url))));
+    loop.handle("apply", async ({ substrates }) => {
+      const n = await substrates.memory.store_node({ node: { content: "to the service" } });
+      return { causal_parent_ids: [n.node_id] };
+    });
+    expect((await loop.runIteration({ workspace: "w", traceId: TRACE })).status).toBe("completed");
+    expect(backing.memory.inspect("w").nodes.map((n) => n.node.content)).toEqual(["to the service"]);
+    const slots = new Set(calls.map((c) => c.slot));
+    expect([...slots].sort()).toEqual(["audit", "memory"]); // policy and auth kept their memory:// URIs
+  });
+
+  it("keeps what the host registered: its own http scheme and its own fallback win over the defaults", async () => {
+    const made: string[] = [];
+    const mine = (slot: string, uri: string) => (made.push(`${slot} ${uri}`), inMemorySubstrates()[slot as "memory"] as never);
+    const registry = new SubstrateRegistry().scheme("http", mine).fallbackTo(mine);
+    const runtime = await createRuntime({ clock: new VirtualClock(0), registry });
+    for (const [k, h] of Object.entries(validHandlers())) runtime.handleKind(k, h);
+    const loop = await runtime.load(manifestWith((m) => (m.substrates.memory = "http://unreachable.invalid/")));
+    expect((await loop.runIteration()).status).toBe("completed");
+    expect(made.sort()).toEqual(["audit memory://a", "auth memory://u", "memory http://unreachable.invalid/", "policy memory://p"]);
+  });
+
   it("degrades instead of spinning when the HTTP substrate goes away", async () => {
     const { url } = await serve();
     const runtime = await createRuntime({ circuit: { failureThreshold: 2, cooldownMs: 60_000 } });
