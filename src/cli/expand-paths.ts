@@ -1,9 +1,10 @@
 /**
  * Command-line operands → manifest files. A file is taken as given (whatever its extension), a
- * directory is searched recursively for .json/.jsonc/.yaml/.yml, and a quoted glob
- * (`'manifests/**\/*.yaml'`, as CI configs write them) is expanded here since no shell did.
+ * directory is searched recursively for .json/.jsonc/.yaml/.yml files that look like PULSE
+ * manifests, and a quoted glob (`'manifests/**\/*.yaml'`, as CI configs write them) is expanded
+ * here since no shell did.
  */
-import { readdir, stat } from "node:fs/promises";
+import { open, readdir, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
 export const MANIFEST_EXTENSIONS = [".json", ".jsonc", ".yaml", ".yml"];
@@ -13,6 +14,8 @@ export interface Expansion {
   files: string[];
   /** Operands that matched nothing: a usage error. */
   unmatched: string[];
+  /** Files found in directories that are not PULSE manifests (package.json, reports, schemas). */
+  skipped: string[];
 }
 
 export function isGlob(operand: string): boolean {
@@ -22,6 +25,7 @@ export function isGlob(operand: string): boolean {
 export async function expandOperands(operands: readonly string[], cwd = process.cwd()): Promise<Expansion> {
   const files: string[] = [];
   const unmatched: string[] = [];
+  const skipped: string[] = [];
   const seen = new Set<string>();
   const add = (file: string): void => {
     if (!seen.has(file)) {
@@ -40,12 +44,18 @@ export async function expandOperands(operands: readonly string[], cwd = process.
       } catch {
         // A missing file is reported when it is read, with the reason.
       }
-      matched = isDir ? await walkManifests(operand, cwd) : [operand];
+      if (isDir) {
+        const found = await walkManifests(operand, cwd);
+        matched = found.manifests;
+        skipped.push(...found.skipped);
+      } else {
+        matched = [operand];
+      }
     }
     if (matched.length === 0) unmatched.push(operand);
     matched.forEach(add);
   }
-  return { files, unmatched };
+  return { files, unmatched, skipped };
 }
 
 function resolveFrom(cwd: string, path: string): string {
@@ -79,10 +89,40 @@ async function walkFiles(dir: string, cwd: string, prefix: (child: string) => st
   return out;
 }
 
-async function walkManifests(dir: string, cwd: string): Promise<string[]> {
+/**
+ * The JSON and YAML files of a directory tree, split into those that look like manifests and
+ * those that do not. A directory of a project holds package.json, schemas, reports (the diagram
+ * tool's own JSON): only a file whose text names `pulse_protocol_version` or `loop_id` as a key
+ * is taken. A file given by name is always validated, whatever it holds.
+ */
+async function walkManifests(dir: string, cwd: string): Promise<{ manifests: string[]; skipped: string[] }> {
   const base = dir.replace(/[\\/]+$/, "") || ".";
   const files = await walkFiles(base, cwd, (child) => (base === "." ? child : `${base}/${child}`), (_, name) => MANIFEST_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext)));
-  return files.map((f) => f.split("/").join(sep));
+  const manifests: string[] = [];
+  const skipped: string[] = [];
+  for (const f of files) {
+    const path = f.split("/").join(sep);
+    (await looksLikeManifest(resolveFrom(cwd, path)) ? manifests : skipped).push(path);
+  }
+  return { manifests, skipped };
+}
+
+const SNIFF_BYTES = 256 * 1024;
+const MANIFEST_KEY = /(?:^|[\s{,"'])(?:pulse_protocol_version|loop_id)["']?\s*:/m;
+
+/** Whether the start of a file names a manifest's identifying keys (unreadable: let the reader say why). */
+async function looksLikeManifest(file: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(file, "r");
+    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    return MANIFEST_KEY.test(buffer.toString("utf8", 0, bytesRead));
+  } catch {
+    return true;
+  } finally {
+    await handle?.close();
+  }
 }
 
 /** Glob → anchored RegExp over forward-slash paths: `*`, `?`, `**`, `[abc]`, `{a,b}`. */

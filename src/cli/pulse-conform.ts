@@ -5,7 +5,7 @@ import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { VERSION } from "../version.js";
 
-const io = processIO();
+const io = processIO("pulse-conform", 4);
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 function addDriverOptions(cmd: Command): Command {

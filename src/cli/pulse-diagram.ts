@@ -6,7 +6,7 @@ import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { VERSION } from "../version.js";
 
-const io = processIO();
+const io = processIO("pulse-diagram");
 const program = addDiagramOptions(new Command("pulse-diagram"))
   .description(DIAGRAM_DESCRIPTION)
   .version(VERSION, "-V, --version")

@@ -5,7 +5,7 @@ import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { VERSION } from "../version.js";
 
-const io = processIO();
+const io = processIO("pulse-validate");
 const program = addValidateOptions(new Command("pulse-validate"))
   .description(VALIDATE_DESCRIPTION)
   .version(VERSION, "-V, --version")

@@ -8,7 +8,7 @@ import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
 import { VERSION } from "../version.js";
 
-const io = processIO();
+const io = processIO("pulse");
 const program = new Command("pulse")
   .description("PULSE (OS-010 v0.1) toolkit: validate manifests, run loops, certify runtimes.")
   .version(VERSION, "-V, --version")

@@ -8,7 +8,7 @@ function tree(): string {
   const dir = mkdtempSync(join(tmpdir(), "pulse-expand-"));
   for (const f of ["a.yaml", "b.json", "notes.txt", "sub/c.yml", "sub/deep/d.jsonc", ".hidden/e.yaml", "node_modules/f.yaml"]) {
     mkdirSync(join(dir, f, ".."), { recursive: true });
-    writeFileSync(join(dir, f), "{}");
+    writeFileSync(join(dir, f), f.endsWith(".json") || f.endsWith(".jsonc") ? '{ "loop_id": "a.b" }' : "loop_id: a.b\n");
   }
   return dir;
 }
@@ -16,7 +16,7 @@ function tree(): string {
 describe("expandOperands", () => {
   it("walks directories for manifest extensions, sorted, skipping dot folders and node_modules", async () => {
     const cwd = tree();
-    expect(await expandOperands(["."], cwd)).toEqual({ files: ["a.yaml", "b.json", "sub/c.yml", "sub/deep/d.jsonc"], unmatched: [] });
+    expect(await expandOperands(["."], cwd)).toEqual({ files: ["a.yaml", "b.json", "sub/c.yml", "sub/deep/d.jsonc"], unmatched: [], skipped: [] });
     expect((await expandOperands(["sub/"], cwd)).files).toEqual(["sub/c.yml", "sub/deep/d.jsonc"]);
   });
 
@@ -29,7 +29,20 @@ describe("expandOperands", () => {
 
   it("takes a named file whatever its extension, and reports what matched nothing", async () => {
     const cwd = tree();
-    expect(await expandOperands(["notes.txt", "missing/*.yaml", "a.yaml", "a.yaml"], cwd)).toEqual({ files: ["notes.txt", "a.yaml"], unmatched: ["missing/*.yaml"] });
+    expect(await expandOperands(["notes.txt", "missing/*.yaml", "a.yaml", "a.yaml"], cwd)).toEqual({ files: ["notes.txt", "a.yaml"], unmatched: ["missing/*.yaml"], skipped: [] });
+  });
+
+  it("takes from a directory only the files that name pulse_protocol_version or loop_id; named files always", async () => {
+    const cwd = tree();
+    writeFileSync(join(cwd, "package.json"), '{ "name": "x", "scripts": { "loop_id": "not a key of an object at the top" } }');
+    writeFileSync(join(cwd, "diagram.json"), '{ "version": 1, "loops": [{ "id": "a.b" }] }');
+    writeFileSync(join(cwd, "report.yaml"), "files: []\n");
+    writeFileSync(join(cwd, "min.json"), '{"pulse_protocol_version":"0.1"}');
+    writeFileSync(join(cwd, "quoted.yaml"), "'loop_id': a.b\n");
+    const found = await expandOperands(["."], cwd);
+    expect(found.files).toEqual(["a.yaml", "b.json", "min.json", "package.json", "quoted.yaml", "sub/c.yml", "sub/deep/d.jsonc"]);
+    expect(found.skipped).toEqual(["diagram.json", "report.yaml"]);
+    expect((await expandOperands(["diagram.json"], cwd)).files).toEqual(["diagram.json"]);
   });
 
   it("compiles globs: *, ?, **, [..], {a,b}", () => {
