@@ -5,7 +5,7 @@
  * entry and are clipped at the cluster border (compound=true). Every id is n<i> or cluster_<i>,
  * every string goes through dotString, and the ring layout is Graphviz's circo.
  */
-import { dotString } from "./escape.js";
+import { dotString, dotTooltip } from "./escape.js";
 import type { DiagramEdge, DiagramGraph, DiagramNode, Layout } from "./model.js";
 import { CADENCE, CLUSTER, DANGLING_COLOUR, EDGE_COLOURS, MISSING, NEUTRAL, SUBSTRATE, TEXT, kindKey, kindStyles, type Swatch } from "./palette.js";
 import { Structure } from "./structure.js";
@@ -51,7 +51,7 @@ export function toDot(graph: DiagramGraph, layout: Layout = "lr"): string {
       const k = kinds.findIndex((style) => style.key === kindKey(node));
       const swatch = kinds[k]?.swatch ?? NEUTRAL;
       const a: Attrs = { label: node.label, fillcolor: swatch.fill, color: swatch.stroke, class: `phase k${k}` };
-      if (node.description) a.tooltip = node.description;
+      if (node.description) a.tooltip = dotTooltip(node.description);
       return `"${s.node(node.id)}"${attrs(a)};`;
     }
     const style = NODE_STYLE[node.kind];

@@ -3,6 +3,19 @@
  * break the diagram chose, everything else is text to show verbatim.
  */
 
+/**
+ * Bidirectional controls (embeddings, overrides, isolates, and the LRM, RLM and ALM marks) make
+ * text display in an order other than the one it is stored in (Trojan Source, CVE-2021-42574).
+ * People read a diagram to review a manifest, so each one is shown as U+FFFD, as a lone surrogate
+ * is: the label keeps its stored order and the reader sees that the manifest holds something a
+ * label does not show. A space would hide that (and merge into the spaces around it).
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+export function markBidi(text: string): string {
+  return text.replace(BIDI_CONTROLS, "\ufffd");
+}
+
 const MERMAID_SAFE = /[A-Za-z0-9 .,:_\-+*/=!?@$^~']/;
 const MERMAID_NAMED: Record<string, string> = { '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;" };
 
@@ -57,8 +70,19 @@ export function dotString(text: string, align: "center" | "left" = "center"): st
   return `${out}${align === "left" ? lineEnd : ""}"`;
 }
 
+/**
+ * Text for a DOT `tooltip` (before dotString). Graphviz expands `\N`, `\G`, `\L`, `\l`, … in a
+ * tooltip even when the backslash is escaped, and decodes entities before that, so neither
+ * `\\` nor `&#92;` keeps a backslash literal there. Each backslash is drawn as its look-alike
+ * U+29F5 (⧵) instead, so the tooltip shows what the manifest says; the JSON model keeps the real one.
+ */
+export function dotTooltip(text: string): string {
+  return text.replace(/\\/g, "\u29f5");
+}
+
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
+/** HTML text or attribute value. The page also prints model fields clean() never saw (loop name, file, URIs), hence markBidi. */
 export function htmlText(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
+  return markBidi(text).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
 }

@@ -1,18 +1,20 @@
 /**
  * The words a diagram shows. Manifest text is normalised here (whitespace runs become one space,
- * control characters and lone surrogates go, long text is cut), so that a "\n" in a label is
- * always a line break the diagram chose; the emitters only escape.
+ * control characters and lone surrogates go, bidi controls are marked, long text is cut), so
+ * that a "\n" in a label is always a line break the diagram chose; the emitters only escape.
  */
 import { parseDurationCached as parseDuration } from "../grammar/cached.js";
 import { formatDuration } from "../grammar/duration.js";
 import { printExpression, type Expr } from "../grammar/expression/index.js";
 import { field, str } from "../validator/access.js";
+import { markBidi } from "./escape.js";
 
 const MAX_TEXT = 96;
 
 export function clean(text: unknown, max = MAX_TEXT): string {
   if (typeof text !== "string") return "";
-  const flat = text
+  // C0/C1 controls become spaces; bidi controls a visible U+FFFD (why: see markBidi).
+  const flat = markBidi(text)
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, " ")
     .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd")
     .trim();
