@@ -30,7 +30,7 @@ export async function readManifestSources(operands: readonly string[], stdinFile
     throw new UsageError(`no manifest matched ${expansion.unmatched.map((u) => `"${u}"`).join(", ")}${hint}`);
   }
   const sources: ManifestSource[] = [];
-  if (operands.includes("-")) sources.push(await parseSourceBytes(stdinFilename ?? "<stdin>", await io.readStdin(maxBytes), { maxBytes }));
+  if (operands.includes("-")) sources.push(await parseSourceBytes(stdinFilename ?? "<stdin>", await io.readStdin(maxBytes), { maxBytes, streamed: true }));
   for (const file of expansion.files) {
     try {
       sources.push({ ...(await readSource(resolve(io.cwd, file), { maxBytes })), file });

@@ -3,7 +3,7 @@
  * Nothing here throws on bad content; it becomes a positioned problem. Only I/O failures
  * (missing or unreadable files) throw, as SourceReadError, because they are usage errors.
  */
-import { readFile, stat } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { extname } from "node:path";
 import { LineIndex } from "./line-index.js";
 import { parseJsonc, type SourceProblem } from "./jsonc.js";
@@ -52,8 +52,17 @@ function fileProblem(file: string, rule: string, message: string, text = ""): Ma
   return { file, format, text, lines: new LineIndex(text), value: undefined, problems: [{ rule, message, start: 0, end: 0, severity: "error" }] };
 }
 
+/** Bytes below 1 KiB: a 10-byte limit rounded up to "1 KiB" would misstate it a hundredfold. */
 function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`;
+  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  if (n >= 1024) return `${Math.ceil(n / 1024)} KiB`;
+  return `${n} byte${n === 1 ? "" : "s"}`;
+}
+
+/** `size` is undefined when the input was read as a stream and stopped at the limit: its size is unknown. */
+function tooLarge(file: string, size: number | undefined, maxBytes: number): ManifestSource {
+  const what = size === undefined ? "is over the limit" : `is ${formatBytes(size)}`;
+  return fileProblem(file, "input/too-large", `the file ${what}; manifests are limited to ${formatBytes(maxBytes)} (raise it with --max-file-size)`);
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -65,11 +74,10 @@ export async function loadYamlParser(): Promise<void> {
   yamlParser ??= (await import("./yaml-source.js")).parseYaml;
 }
 
-export async function parseSourceBytes(file: string, bytes: Uint8Array, options: { maxBytes?: number; format?: SourceFormat } = {}): Promise<ManifestSource> {
+/** `streamed`: the bytes were read up to just past the limit (stdin), so their count is not the size. */
+export async function parseSourceBytes(file: string, bytes: Uint8Array, options: { maxBytes?: number; format?: SourceFormat; streamed?: boolean } = {}): Promise<ManifestSource> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  if (bytes.length > maxBytes) {
-    return fileProblem(file, "input/too-large", `the file is ${formatBytes(bytes.length)}; manifests are limited to ${formatBytes(maxBytes)} (raise it with --max-file-size)`);
-  }
+  if (bytes.length > maxBytes) return tooLarge(file, options.streamed ? undefined : bytes.length, maxBytes);
   if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
     return fileProblem(file, "input/encoding", "the file is UTF-16; save it as UTF-8");
   }
@@ -101,26 +109,45 @@ export function parseSourceText(file: string, text: string, format: SourceFormat
 
 export async function readSource(file: string, options: { maxBytes?: number } = {}): Promise<ManifestSource> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  let size: number;
+  let handle: FileHandle | undefined;
+  let bytes: Uint8Array;
   try {
-    const s = await stat(file);
+    handle = await open(file, "r");
+    const s = await handle.stat();
     if (s.isDirectory()) throw new SourceReadError(file, `${file} is a directory`);
-    size = s.size;
+    // Refuse before reading: a 10 GB file must not be pulled into memory to be told it is too big.
+    if (s.isFile() && s.size > maxBytes) return tooLarge(file, s.size, maxBytes);
+    // Devices, pipes and /proc files report a size of 0 (or a wrong one): read at most one byte
+    // past the limit, whatever the size said, so /dev/zero is refused instead of read forever.
+    bytes = await readAtMost(handle, maxBytes + 1, s.isFile() && s.size > 0 ? s.size + 1 : 0);
   } catch (e) {
     if (e instanceof SourceReadError) throw e;
     throw new SourceReadError(file, describeIoError(file, e));
+  } finally {
+    await handle?.close().catch(() => undefined);
   }
-  // Refuse before reading: a 10 GB file must not be pulled into memory to be told it is too big.
-  if (size > maxBytes) {
-    return fileProblem(file, "input/too-large", `the file is ${formatBytes(size)}; manifests are limited to ${formatBytes(maxBytes)} (raise it with --max-file-size)`);
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(file);
-  } catch (e) {
-    throw new SourceReadError(file, describeIoError(file, e));
-  }
+  if (bytes.length > maxBytes) return tooLarge(file, undefined, maxBytes);
   return parseSourceBytes(file, bytes, { maxBytes });
+}
+
+const CHUNK = 64 * 1024;
+
+/** Reads until end of file or `limit` bytes. A right `sizeHint` makes it one buffer and two reads. */
+async function readAtMost(handle: FileHandle, limit: number, sizeHint: number): Promise<Uint8Array> {
+  let buffer = Buffer.allocUnsafe(Math.min(limit, sizeHint > 0 ? sizeHint : CHUNK));
+  let total = 0;
+  while (total < limit) {
+    if (total === buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.min(limit, buffer.length * 2));
+      buffer.copy(grown, 0, 0, total);
+      buffer = grown;
+    }
+    // Position null: read on from where the last read stopped, the only way a pipe can be read.
+    const { bytesRead } = await handle.read(buffer, total, buffer.length - total, null);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+  }
+  return buffer.subarray(0, total);
 }
 
 function describeIoError(file: string, e: unknown): string {

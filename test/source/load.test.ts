@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSourceBytes, readSource, SourceReadError, sniffFormat } from "../../src/source/load.js";
@@ -37,6 +39,38 @@ describe("loading hostile input", () => {
     expect(refused.problems.map((p) => p.rule)).toEqual(["input/too-large"]);
     expect(refused.problems[0]!.message).toMatch(/limited to 1 KiB/);
     expect((await readSource(big, { maxBytes: 4096 })).problems).toEqual([]);
+  });
+
+  it("states a limit under 1 KiB in bytes, not rounded up to 1 KiB", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-load-"));
+    const file = join(dir, "m.yaml");
+    writeFileSync(file, "a: " + "x".repeat(3000) + "\n");
+    expect((await readSource(file, { maxBytes: 10 })).problems[0]!.message).toMatch(/^the file is 3 KiB; manifests are limited to 10 bytes /);
+    expect((await readSource(file, { maxBytes: 2 * 1024 * 1024 })).problems).toEqual([]);
+    expect((await readSource(file, { maxBytes: 2048 })).problems[0]!.message).toMatch(/limited to 2 KiB/);
+  });
+
+  it.skipIf(!existsSync("/dev/zero"))("refuses an endless device instead of reading it forever", async () => {
+    const refused = await readSource("/dev/zero", { maxBytes: 100 });
+    expect(refused.problems.map((p) => p.rule)).toEqual(["input/too-large"]);
+    expect(refused.problems[0]!.message).toMatch(/over the limit; manifests are limited to 100 bytes/);
+  });
+
+  it.skipIf(process.platform === "win32")("reads a pipe only up to the limit, and accepts a small manifest through one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-fifo-"));
+    const fifo = join(dir, "loop.yaml");
+    execFileSync("mkfifo", [fifo]);
+    // A writer that never stops on its own: only the reader going away (EPIPE) ends it.
+    const script = `const fs = require("fs"); const fd = fs.openSync(process.argv[1], "w"); const b = Buffer.from("a: 1\\n".repeat(1000)); try { for (;;) fs.writeSync(fd, b); } catch {}`;
+    const writer = spawn(process.execPath, ["-e", script, fifo], { stdio: "ignore" });
+    const exited = new Promise((done) => writer.on("exit", done));
+    const refused = await readSource(fifo, { maxBytes: 64 * 1024 });
+    expect(refused.problems.map((p) => p.rule)).toEqual(["input/too-large"]);
+    await exited;
+
+    const [accepted] = await Promise.all([readSource(fifo, { maxBytes: 64 * 1024 }), writeFile(fifo, "loop_id: a.one\nphases: []\n")]);
+    expect(accepted.problems).toEqual([]);
+    expect(accepted.value).toEqual({ loop_id: "a.one", phases: [] });
   });
 
   it("throws SourceReadError for missing files and directories", async () => {

@@ -4,7 +4,7 @@ import { asObject, type Json } from "../access.js";
 import { getOwn } from "../../source/own-property.js";
 import type { Report } from "../finding.js";
 import type { LoopModel, PhaseRefRole } from "../resolver.js";
-import { closest, didYouMean } from "../suggest.js";
+import { closest, didYouMean, someOf } from "../suggest.js";
 
 const ROLE_RULE: Record<PhaseRefRole, string> = {
   "closure.from_phase": "pulse/closure-unknown-phase",
@@ -35,7 +35,8 @@ export function checkReferences(manifest: Json, model: LoopModel, report: Report
 
   for (const ref of model.refs) {
     if (ref.found) continue;
-    const known = model.phaseIndex.size > 0 ? ` (phases: ${model.phaseIndex.keys().join(", ")})` : "";
+    // A handful of ids, not all of them: thousands of phases would make every message huge.
+    const known = model.phaseIndex.size > 0 ? ` (phases: ${someOf(model.phaseIndex.keys())})` : "";
     const finding = {
       rule: ROLE_RULE[ref.role],
       path: ref.path,

@@ -7,7 +7,7 @@ import type { RelatedLocation } from "../diagnostic.js";
 import { asString } from "../access.js";
 import type { Finding } from "../finding.js";
 import { nestingCycles, type LoopEntry, type ResolvedSystem, type SystemRef } from "../resolver.js";
-import { didYouMean } from "../suggest.js";
+import { didYouMean, someOf } from "../suggest.js";
 
 export type FileReport = (file: string, finding: Finding) => void;
 
@@ -31,7 +31,7 @@ export function checkSystem(system: ResolvedSystem, report: FileReport): void {
       if (ref.status === "external") {
         report(ref.file, { rule: ref.role === "connection" ? "pulse/connection-external" : "pulse/signal-source-external", path: ref.path, message: `${what} refers to loop "${ref.toLoop}", which is not among the validated manifests (treated as external)` });
       } else if (ref.status === "missing-phase" && ref.toPhase !== undefined && ref.target) {
-        const phases = ref.target.model.phaseIndex.keys().join(", ");
+        const phases = someOf(ref.target.model.phaseIndex.keys());
         const f: Finding = {
           rule: ref.role === "connection" ? "pulse/connection-unresolved" : "pulse/signal-source-unresolved",
           path: ref.phasePath ?? ref.path,
