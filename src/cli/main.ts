@@ -9,13 +9,17 @@ import type { CliIO } from "./io.js";
 
 export async function runProgram(program: Command, argv: readonly string[], io: CliIO, name: string, codes: { usage: number; internal: number } = EXIT): Promise<number> {
   let exitCode: number = EXIT.ok;
-  program.exitOverride();
-  program.configureOutput({
-    writeOut: (s) => io.stdout(s),
-    writeErr: (s) => io.stderr(s),
-    outputError: (s, write) => write(s.startsWith("error:") ? `${name}: ${s}` : s),
-  });
-  program.showSuggestionAfterError(true);
+  // Subcommands copy these settings only when created after them: set them on every command, or
+  // `pulse run --bogus` exits through commander's own process.exit(1).
+  for (const command of commandTree(program)) {
+    command.exitOverride();
+    command.configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+      outputError: (s, write) => write(s.startsWith("error:") ? `${name}: ${s}` : s),
+    });
+    command.showSuggestionAfterError(true);
+  }
   try {
     await program.parseAsync([...argv], { from: "user" });
     exitCode = (program as Command & { pulseExitCode?: number }).pulseExitCode ?? EXIT.ok;
@@ -34,6 +38,10 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
     return codes.internal;
   }
   return exitCode;
+}
+
+function commandTree(command: Command): Command[] {
+  return [command, ...command.commands.flatMap((c) => commandTree(c))];
 }
 
 /** Commands record their exit code here; commander's action return value is discarded. */

@@ -40,9 +40,11 @@ trigger would, so each shipped loop shows what it does at once. Phase handlers a
 recording handlers: they record their input and return what the phase kind calls for, computed
 from the in-memory substrates.
 
-Stopping: after --once (every loop once), --iterations N, --duration, or Ctrl-C; in-flight
-iterations and signals finish first, for up to --stop-timeout (default 10s): signals still
-undelivered then are dropped and reported. A second Ctrl-C stops at once.
+Stopping: after --once (every loop once), --iterations N (once N iterations have been
+triggered), --duration, or Ctrl-C; in-flight iterations and signals finish first, for up to
+--stop-timeout (default 10s): a signal they send still runs its receiver's iteration (delivery
+is at least once), and signals still undelivered then are dropped and reported. A second
+Ctrl-C stops at once.
 
 Two processes can signal each other over loopback:
   pulse run a.yaml --listen 7070 --route other.loop=http://127.0.0.1:7071
@@ -56,7 +58,7 @@ export function addRunOptions(cmd: Command): Command {
   return cmd
     .argument("[paths...]", "manifests, directories or globs")
     .option("--once", "run every loop once, deliver its signals, and stop")
-    .option("--iterations <n>", "stop after n iterations in all")
+    .option("--iterations <n>", "stop once n iterations in all have been triggered (kickoffs first)")
     .option("--duration <duration>", "stop after this long, e.g. 10s, 2m")
     .option("--stop-timeout <duration>", "when stopping, how long in-flight iterations and signals get to finish", "10s")
     .option("--json", "print host events as JSON lines instead of the trace")
@@ -98,6 +100,10 @@ function parseRoutes(values: readonly string[]): Record<string, string> {
 
 export async function runRun(operands: readonly string[], opts: RunCliOptions, io: CliIO, signals: { onStop: (stop: () => void) => void }): Promise<number> {
   const iterations = parseCount("--iterations", opts.iterations);
+  if (iterations === 0) throw new UsageError("--iterations takes a positive number of iterations, not 0");
+  if (opts.once && iterations !== undefined) throw new UsageError("--once runs every loop once: it cannot be combined with --iterations");
+  if (opts.once && opts.duration !== undefined) throw new UsageError("--once stops when every loop ran once: it cannot be combined with --duration");
+  if (opts.once && opts.kickoff === false) throw new UsageError("--once runs every loop once at start: it cannot be combined with --no-kickoff");
   let durationMs: number | undefined;
   if (opts.duration !== undefined) {
     const d = parseDuration(opts.duration);
@@ -107,6 +113,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   const stopTimeout = parseDuration(opts.stopTimeout ?? "10s");
   if (!stopTimeout.ok) throw new UsageError(`--stop-timeout: ${stopTimeout.error.message}`);
   const port = opts.listen === undefined ? undefined : parseCount("--listen", opts.listen);
+  if (port !== undefined && port > 65535) throw new UsageError(`--listen takes a port from 0 to 65535 (0: any free port), not ${port}`);
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
 
@@ -139,7 +146,10 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   if (port !== undefined) {
     const h = host;
     const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope));
-    const { url } = await signalServer.listen(port, "127.0.0.1");
+    const { url } = await signalServer.listen(port, "127.0.0.1").catch((e: NodeJS.ErrnoException) => {
+      const reason = e.code === "EADDRINUSE" ? "the port is already in use" : e.code === "EACCES" ? "permission denied" : (e.code ?? e.message);
+      throw new UsageError(`--listen ${port}: cannot receive signals on 127.0.0.1:${port}: ${reason}`);
+    });
     server = signalServer;
     trace.note(`receiving signals at ${url}`);
   }
@@ -147,26 +157,27 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   let stopRequested: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
   signals.onStop(() => stopRequested());
-  let finished = 0;
+  // --iterations N: once the N-th iteration the run triggered has started, the host stops (it
+  // and any other already running finish, with the iterations their signals start).
+  let started = 0;
   let incomplete = 0;
+  let stopping = false;
   host.subscribe((e) => {
-    if (e.type !== "iteration.finished") return;
-    finished++;
-    if (e.status !== "completed") incomplete++;
-    if (iterations !== undefined && finished >= iterations) stopRequested();
+    if (e.type === "iteration.started" && iterations !== undefined && !e.cause?.signal && ++started >= iterations) stopRequested();
+    if (e.type === "iteration.finished" && e.status !== "completed") incomplete++;
   });
 
   host.start();
   for (const e of events) await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
   if (opts.once || opts.kickoff !== false) {
-    await Promise.all(host.loops.map((loop) => host!.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error) => trace.note(`${loop.id}: ${error.message}`))));
-  }
-  if (opts.once) {
-    await host.settled();
-    stopRequested();
+    const kicked = iterations === undefined ? host.loops : host.loops.slice(0, iterations);
+    const h = host;
+    const kickoff = Promise.all(kicked.map((loop) => h.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error) => stopping || trace.note(`${loop.id}: ${error.message}`))));
+    if (opts.once) void kickoff.then(() => h.settled()).then(() => stopRequested());
   }
   const timer = durationMs === undefined ? undefined : setTimeout(stopRequested, durationMs);
   await stopped;
+  stopping = true;
   if (timer) clearTimeout(timer);
   trace.note("stopping: letting in-flight iterations and signals finish");
   const stop = await host.stop({ timeoutMs: stopTimeout.value });

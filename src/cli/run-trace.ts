@@ -17,6 +17,7 @@ export class TraceWriter {
   private readonly s: Style;
   private readonly running = new Map<string, Running>();
   private readonly lastCause = new Map<string, string>();
+  private readonly retrying = new Set<string>();
   private width = 24;
 
   constructor(
@@ -84,8 +85,20 @@ export class TraceWriter {
         break;
       }
       case "signal.delivered":
-      case "signal.dropped":
-        this.line(e.at, e.loop_id, `${e.type === "signal.delivered" ? s.cyan("⇢") : s.red("⇢")} signal ${e.connection} to ${e.to_loop}: ${e.type === "signal.delivered" ? e.detail : s.red(`dropped (${e.detail})`)}`);
+      case "signal.dropped": {
+        const dropped = s.red(`dropped (${e.detail}${e.message ? `: ${e.message}` : ""})`);
+        this.line(e.at, e.loop_id, `${e.type === "signal.delivered" ? s.cyan("⇢") : s.red("⇢")} signal ${e.connection} to ${e.to_loop}: ${e.type === "signal.delivered" ? e.detail : dropped}`);
+        break;
+      }
+      case "signal.retrying":
+        // The first retries of a receiver that is down: said once per signal, not per attempt.
+        if (!this.retrying.has(e.event_id)) {
+          this.retrying.add(e.event_id);
+          this.line(e.at, e.loop_id, s.yellow(`⇢ signal ${e.connection} to ${e.to_loop}: not delivered yet, retrying${e.detail ? ` (${e.detail})` : ""}`));
+        }
+        break;
+      case "signal.overflow":
+        this.line(e.at, e.loop_id, s.yellow(`⇢ signal ${e.connection} to ${e.to_loop}: max_inflight reached${e.detail ? ` (${e.detail})` : ""}`));
         break;
       case "invariant.violated":
         this.line(e.at, e.loop_id, `${s.red("✗")} ${e.invariant} ${e.section}: ${e.message}`);

@@ -30,7 +30,7 @@ export type HostEvent =
   | { type: "host.note"; loop_id: string; message: string; at: number }
   | { type: "cadence.fired"; loop_id: string; cadence: string; at: number }
   | { type: "cadence.declined"; loop_id: string; cadence: string; reason: string; at: number }
-  | { type: "signal.emitted" | "signal.delivered" | "signal.dropped" | "signal.overflow" | "signal.retrying"; loop_id: string; connection: string; to_loop: string; event_id: string; trace_id: string; detail?: string; at: number }
+  | { type: "signal.emitted" | "signal.delivered" | "signal.dropped" | "signal.overflow" | "signal.retrying"; loop_id: string; connection: string; to_loop: string; event_id: string; trace_id: string; detail?: string; /** Why, in words (a dropped signal). */ message?: string; at: number }
   | { type: "signal.received"; loop_id: string; event_id: string; from: string; outcome: Ack["outcome"]; at: number }
   | { type: "escalation"; loop_id: string; to: string; phase_id: string; reason: string; at: number };
 
@@ -362,7 +362,15 @@ export class Host {
       to_loop: emission.connection.to_loop,
       event_id: envelope.id,
       trace_id: emission.traceId,
-      ...(event.type === "signal.dropped" ? { detail: event.reason } : event.type === "signal.delivered" ? { detail: event.outcome } : {}),
+      ...(event.type === "signal.dropped"
+        ? { detail: event.reason, ...(event.detail ? { message: event.detail } : {}) }
+        : event.type === "signal.delivered"
+          ? { detail: event.outcome }
+          : event.type === "signal.retrying"
+            ? { detail: event.error }
+            : event.type === "signal.overflow"
+              ? { detail: event.policy }
+              : {}),
       at: this.clock.now(),
     });
     if (event.type === "signal.overflow" && event.policy === "escalate") {

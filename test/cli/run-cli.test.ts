@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import { ROOT, runBin } from "./run-bin.js";
 
 function jsonLines(stdout: string): Record<string, any>[] {
@@ -52,6 +53,34 @@ describe("pulse run", () => {
     expect(jsonLines(r.stdout).filter((e) => e.type === "iteration.finished")).toHaveLength(1);
   });
 
+  it("--iterations N across many loops: N iterations are triggered; only signals those sent start more", () => {
+    for (const n of [1, 3]) {
+      const r = runBin("pulse", ["run", "manifests/", "--iterations", String(n), "--json"]);
+      expect(r.code).toBe(0);
+      const started = jsonLines(r.stdout).filter((e) => e.type === "iteration.started");
+      expect(started.filter((e) => !e.cause?.signal), `--iterations ${n}`).toHaveLength(n);
+      const traces = new Set(started.map((e) => e.trace_id));
+      // Every extra one was started by a signal that one of the N (or their receivers) emitted.
+      for (const e of started.filter((x) => x.cause?.signal)) expect(traces.has(e.cause.trace_id), JSON.stringify(e.cause)).toBe(true);
+      expect(jsonLines(r.stdout).filter((e) => e.type === "iteration.finished")).toHaveLength(started.length);
+    }
+  });
+
+  it("says why a signal was dropped, and a port already in use is a usage error", async () => {
+    const r = runBin("pulse", ["run", "manifests/examples/hello.loop.yaml", "--once"]);
+    expect(r.stdout).toMatch(/dropped \(rejected: loop examples\.listener is not in this host and no transport route reaches it\)/);
+    const blocker = createServer();
+    await new Promise<void>((done) => blocker.listen(0, "127.0.0.1", done));
+    try {
+      const port = (blocker.address() as AddressInfo).port;
+      const busy = runBin("pulse", ["run", "manifests/examples/hello.loop.yaml", "--once", "--listen", String(port)]);
+      expect(busy.code).toBe(2);
+      expect(busy.stderr).toBe(`pulse: --listen ${port}: cannot receive signals on 127.0.0.1:${port}: the port is already in use\n`);
+    } finally {
+      blocker.close();
+    }
+  });
+
   it("runs on the cadence for --duration: a 2s periodic loop iterates again within 2.5s", () => {
     const r = runBin("pulse", ["run", "manifests/examples/hello.loop.yaml", "--duration", "2500ms", "--json"]);
     expect(r.code).toBe(0);
@@ -84,7 +113,18 @@ describe("pulse run", () => {
   });
 
   it("answers bad flags with a usage error (exit 2), never a stack trace", () => {
-    for (const args of [["--duration", "soon"], ["--stop-timeout", "soon"], ["--iterations", "-1"], ["--listen", "http"], ["--route", "nourl"]]) {
+    for (const args of [
+      ["--duration", "soon"],
+      ["--stop-timeout", "soon"],
+      ["--iterations", "-1"],
+      ["--iterations", "0"],
+      ["--listen", "http"],
+      ["--listen", "99999"],
+      ["--route", "nourl"],
+      ["--bogus"],
+      ["--once", "--iterations", "2"],
+      ["--once", "--no-kickoff"],
+    ]) {
       const r = runBin("pulse", ["run", "manifests/examples", ...args]);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr).toMatch(/^pulse( run)?: /m);
