@@ -1,6 +1,6 @@
 /** The runtime's public API. */
 export { createRuntime, Runtime, DEFAULT_QUORUM_THRESHOLD, type RuntimeOptions, type LoadOptions } from "./runtime.js";
-export { Loop, type IterationRequest, type IterationResult, type PhaseReport, type LoopHooks, type LoopSnapshot } from "./loop.js";
+export { Loop, type IterationRequest, type IterationResult, type PhaseReport, type ErrorReport, type LoopHooks, type LoopSnapshot } from "./loop.js";
 export type { PhaseContext, PhaseHandler, IterationContext, PhaseOutcome } from "./phase-runner.js";
 export type { RuntimeEvent, IterationStatus, CircuitState, Listener } from "./events.js";
 export type { LoopStatus } from "./machine.js";

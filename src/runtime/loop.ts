@@ -12,7 +12,7 @@ import { AuditTrail } from "./audit-trail.js";
 import { CircuitBreaker, type CircuitOptions } from "./circuit-breaker.js";
 import type { Clock } from "./clock.js";
 import type { CompiledLoop, CompiledPhase } from "./compiled-loop.js";
-import { CircuitOpenError, InvariantViolation, LoopStoppedError, PulseError } from "./errors.js";
+import { CircuitOpenError, InvariantViolation, LoopStoppedError, PulseError, type InvariantName } from "./errors.js";
 import { EventStream, type CircuitState, type IterationStatus, type Listener } from "./events.js";
 import type { IdempotencyCache } from "./idempotency.js";
 import { LoopStepper, type LoopEvent, type LoopStatus } from "./machine.js";
@@ -43,12 +43,25 @@ export interface IterationRequest {
   cause?: Record<string, unknown>;
 }
 
+/** A failure as data: the invariant and spec section too when an invariant refused the phase. */
+export interface ErrorReport {
+  code: string;
+  message: string;
+  invariant?: InvariantName;
+  section?: string;
+}
+
+function errorReport(error: PulseError): ErrorReport {
+  if (error instanceof InvariantViolation) return { code: error.code, message: error.message, invariant: error.invariant, section: error.section };
+  return { code: error.code, message: error.message };
+}
+
 export interface PhaseReport {
   phase_id: string;
   status: "completed" | "replayed" | "failed" | "skipped";
   signature: string;
   routed_to?: string;
-  error?: { code: string; message: string };
+  error?: ErrorReport;
 }
 
 export interface IterationResult {
@@ -62,7 +75,7 @@ export interface IterationResult {
   phases: PhaseReport[];
   /** The last completed phase's output. */
   output: unknown;
-  error?: { code: string; message: string };
+  error?: ErrorReport;
   audit_events: number;
   /** The latest token of each kind the iteration saw (a nested loop's results reach its parent this way). */
   tokens: Token[];
@@ -312,7 +325,7 @@ export class Loop {
           if (phaseId === undefined) result.closed = phase.id === compiled.closureFrom;
           continue;
         }
-        const error = { code: outcome.error.code, message: outcome.error.message };
+        const error = errorReport(outcome.error);
         result.phases.push({ phase_id: phase.id, status: "failed", signature: outcome.signature, error });
         this.telemetryRecorder.phase(phase.id, "failed", clock.now() - began);
         const unavailable = outcome.error instanceof CircuitOpenError || outcome.error.cause instanceof SubstrateUnavailableError;

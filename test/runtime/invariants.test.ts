@@ -101,6 +101,9 @@ describe("kappa_routing (§7.4)", () => {
     const r = await loop.runIteration();
     expect(r.status).toBe(status);
     if (status === "failed") expect(r.error?.message).toMatch(/kappa_routing \(§7\.4\).*max_kappa .* > 0, so the route decision must be "deliberate"/);
+    // The caller gets the invariant as data, not only inside the message.
+    if (status === "failed") expect(r.error).toMatchObject({ code: "INVARIANT_VIOLATION", invariant: "kappa_routing", section: "§7.4" });
+    else expect(r.error).toBeUndefined();
   });
 
   it("sees a TopologyContext the memory substrate returned during the iteration", async () => {
