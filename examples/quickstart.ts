@@ -13,17 +13,21 @@ runtime.handle("retrieve_ctx", async ({ input, substrates }) => {
   return { query, node_ids: nodes.map((n) => n.id), topology };
 });
 
-// route: §7.4 κ-routing is on, so with max_kappa > 0 the decision must be "deliberate".
-runtime.handle("route_topology", ({ tokens }) => {
+// route: §7.4 κ-routing is on, so with max_kappa > 0 the decision must be "deliberate". The
+// beliefs retrieved travel on to the act, which must name what it rests on.
+runtime.handle("route_topology", ({ input, tokens }) => {
   const topology = tokens.find((t) => t.token === "TopologyContext");
-  return { decision: topology && "max_kappa" in topology && topology.max_kappa > 0 ? "deliberate" : "fast" };
+  const node_ids = (input as { node_ids?: string[] } | null)?.node_ids ?? [];
+  return { node_ids, decision: topology && "max_kappa" in topology && topology.max_kappa > 0 ? "deliberate" : "fast" };
 });
 
 // act: every act passes policy and auth first (the runtime does that); it must name the
 // beliefs it rests on (§7.6 outcome grounding).
 runtime.handle("act_store", async ({ input, substrates, iteration }) => {
   const node = await substrates.memory.store_node({ node: { type: "action", content: `answer #${iteration}` } });
-  return { action_id: node.node_id, causal_parent_ids: (input as { node_ids?: string[] } | null)?.node_ids ?? [] };
+  const causal_parent_ids = (input as { node_ids?: string[] } | null)?.node_ids ?? [];
+  console.log(`  (act stores ${node.node_id}, grounded on ${causal_parent_ids.length ? causal_parent_ids.join(", ") : "nothing retrieved yet"})`);
+  return { action_id: node.node_id, causal_parent_ids };
 });
 
 // learn: may append or update confidence only (§7.2); rewriting history is refused.
@@ -39,12 +43,14 @@ runtime.handle("consolidate_idle", async ({ substrates }) => substrates.memory.c
 
 const loop = await runtime.load("manifests/graphonomous.continual_learning.yaml");
 loop.subscribe((event) => {
-  if (event.type === "phase.completed") console.log(`  ${event.phase_id.padEnd(16)} ${event.replayed ? "replayed" : "completed"}`);
+  if (event.type === "phase.completed") console.log(`  ${event.phase_id.padEnd(16)} ${event.replayed ? "replayed (same signature: cached output, no side effects)" : "completed"}`);
 });
 
-for (let i = 1; i <= 3; i++) {
-  console.log(`iteration ${i}`);
-  const result = await loop.runIteration({ workspace: "ws_demo", input: { query: "answer" } });
+// The same query twice: the idempotent retrieve of the second iteration replays the first's.
+// A new query runs it again, and finds the answer the first act stored.
+for (const [i, query] of ["answer", "answer", "answer #1"].entries()) {
+  console.log(`iteration ${i + 1}: query "${query}"`);
+  const result = await loop.runIteration({ workspace: "ws_demo", input: { query } });
   console.log(`  -> ${result.status}${result.closed ? ", closed" : ""}, trace ${result.trace_id}, ${result.audit_events} audit events`);
 }
 const telemetry = loop.telemetry();
