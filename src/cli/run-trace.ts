@@ -152,5 +152,6 @@ function causeOf(cause: Record<string, unknown> | undefined): string {
   if (typeof cause?.signal === "string") return `signal from ${String(cause.source ?? "?").replace(/^loop:/, "").replace("/phase:", "/")}`;
   if (typeof cause?.event === "string") return `event ${cause.event}`;
   if (typeof cause?.trigger === "string") return cause.trigger;
+  if (typeof cause?.inner_of === "string") return `inner loop of ${cause.inner_of}/${String(cause.phase)}, ${String(cause.wait)}`;
   return "trigger";
 }

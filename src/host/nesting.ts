@@ -56,7 +56,8 @@ export async function runInnerLoops(o: NestingOptions, outer: Loop, phase: Compi
       o.note(`inner loop ${inner.loopId} of ${outer.id} is not loaded in this host: phase ${phase.id} goes on without it`, outer.id);
       continue;
     }
-    const request = { workspace: it.workspaceId, input: output, tokens: it.tokens.all() };
+    // The cause links the inner iteration to the outer one in its audit trail and the trace.
+    const request = { workspace: it.workspaceId, input: output, tokens: it.tokens.all(), cause: { inner_of: outer.id, phase: phase.id, trace_id: it.traceId, wait: inner.wait ?? "until_stable" } };
     const absorb = (result: IterationResult) => {
       for (const token of result.tokens) it.tokens.observe(token, `inner loop ${inner.loopId}`);
     };

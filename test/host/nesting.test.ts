@@ -28,9 +28,16 @@ describe("nested loops (§3.6, §11)", () => {
     let round = 0;
     i.handle("settle", ({ trace_id }) => (order.push(`inner ${++round}`), consolidation(trace_id, round < 3 ? "unstable" : "stable")));
     o.handle("apply", ({ tokens }) => (order.push(`outer act sees ${(tokens.find((t) => t.token === "ConsolidationEvent") as { convergence_status?: string })?.convergence_status}`), { causal_parent_ids: [] }));
+    const started: { loop_id: string; trace_id: string; cause?: Record<string, unknown> }[] = [];
+    host.subscribe((e) => e.type === "iteration.started" && started.push(e));
     const r = await host.trigger("t.outer");
     expect(r.status).toBe("completed");
     expect(order).toEqual(["inner 1", "inner 2", "inner 3", "outer act sees stable"]);
+    // Each inner iteration names the outer iteration and phase that ran it.
+    const inners = started.filter((e) => e.loop_id === "t.inner");
+    expect(inners).toHaveLength(3);
+    for (const e of inners) expect(e.cause).toEqual({ inner_of: "t.outer", phase: "decide", trace_id: r.trace_id, wait: "until_stable" });
+    expect(started.find((e) => e.loop_id === "t.outer")?.cause?.inner_of).toBeUndefined();
   });
 
   it("until_stable is the default wait; it gives up, failing the phase, when stability never comes", async () => {
