@@ -281,7 +281,7 @@ export class Host {
     const status = loop.status();
     if (status === "stopped" || status === "paused") return decline(`the loop is ${status}`);
     // A degraded loop is not retried before its open circuits allow a probe: no spinning.
-    if (status === "degraded" && this.clock.now() < loop.retryAt()) return decline(`degraded until ${new Date(loop.retryAt()).toISOString()}`);
+    if (status === "degraded" && !loop.skipsUnavailable && this.clock.now() < loop.retryAt()) return decline(`degraded until ${new Date(loop.retryAt()).toISOString()}`);
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {
       return await this.track(loop.id, request.workspace ?? this.workspace, loop.runIteration(request), reason !== "idle");

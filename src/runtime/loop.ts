@@ -199,6 +199,16 @@ export class Loop {
     return this.breakers[slot]?.current;
   }
 
+  /** Whether an unavailable substrate skips phases ("skip") rather than pausing the loop. */
+  get skipsUnavailable(): boolean {
+    return this.o.onSubstrateUnavailable === "skip";
+  }
+
+  private circuitOpen(): boolean {
+    for (const b of Object.values(this.breakers)) if (b && b.current !== "closed") return true;
+    return false;
+  }
+
   /** Earliest time a degraded loop may try again (when its open circuits allow a probe). */
   retryAt(): number {
     let at = 0;
@@ -358,7 +368,9 @@ export class Loop {
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_END" });
     ws.started = true;
     ws.current = undefined;
-    if (result.status === "degraded") this.broadcast({ type: "DEGRADE" });
+    // Under "skip" the iteration completes without the unavailable substrate's phases, but the
+    // loop is still degraded while a circuit is open: its status says so, and it goes on.
+    if (result.status === "degraded" || (this.skipsUnavailable && this.circuitOpen())) this.broadcast({ type: "DEGRADE" });
     else if (result.status === "aborted") this.broadcast({ type: "STOP" });
     else if (this.stepper.value(this.template).status === "degraded") this.broadcast({ type: "RECOVER" });
     try {

@@ -73,6 +73,22 @@ describe("a substrate that is unreachable (§12 test 9)", () => {
     expect(r.status).toBe("completed");
   });
 
+  it("with skip, the loop reads degraded while the circuit is open, keeps iterating, and recovers", async () => {
+    const { clock, loop, faults } = await faulty({ onSubstrateUnavailable: "skip" });
+    faults.fail("memory", "unavailable");
+    await loop.runIteration();
+    expect(loop.status()).toBe("idle"); // one failure: the circuit is still closed
+    for (let i = 0; i < 2; i++) await loop.runIteration();
+    expect(loop.circuit("memory")).toBe("open");
+    expect(loop.status()).toBe("degraded");
+    expect((await loop.runIteration()).phases[0]?.status).toBe("skipped"); // it goes on, skipping
+    faults.heal("memory");
+    await clock.advance(10_000);
+    const healed = await loop.runIteration();
+    expect(healed.phases[0]?.status).toBe("completed");
+    expect(loop.status()).toBe("idle");
+  });
+
   it("a business error is not unavailability: the circuit stays closed", async () => {
     const { loop, faults } = await faulty();
     faults.fail("memory", "error");
