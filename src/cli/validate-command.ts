@@ -7,7 +7,7 @@ import { appendFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { Option } from "commander";
-import { summarize, type FileResult } from "../validator/diagnostic.js";
+import { summarize, type FileResult, type Summary } from "../validator/diagnostic.js";
 import { RULES, ruleInfo } from "../validator/rule-catalog.js";
 import { closest, didYouMean } from "../validator/suggest.js";
 import { validateSources, type SeverityOverride } from "../validator/validate.js";
@@ -17,6 +17,7 @@ import { EXIT, UsageError } from "./exit-codes.js";
 import { useColor, type CliIO } from "./io.js";
 import { loadRuleConfig } from "./rule-config.js";
 import { FORMAT_NAMES, formatReport, type FormatName } from "../format/report.js";
+import { plural } from "../format/text.js";
 import { VERSION } from "../version.js";
 
 export interface ValidateCliOptions {
@@ -59,7 +60,7 @@ export function addValidateOptions(cmd: Command): Command {
     .option("--strict", "treat the §3.2 structure rules (missing retrieve/act, ungrounded closure) as errors")
     .addOption(new Option("--fail-on <level>", "exit 1 when a diagnostic of this severity or worse is found").choices(["error", "warning", "never"]).default("error"))
     .option("-q, --quiet", "report errors only")
-    .option("--max-warnings <n>", "exit 1 when there are more than n warnings")
+    .option("--max-warnings <n>", "exit 1 when there are more than n warnings (even with --fail-on never)")
     .option("--color", "force colour output")
     .option("--no-color", "disable colour output (NO_COLOR is honoured too)")
     .option("-c, --config <file>", 'rule severities, JSON or YAML: {"rules": {"pulse/missing-act": "error", "pulse/connection-external": "off"}}')
@@ -128,26 +129,64 @@ export async function runValidate(operands: readonly string[], opts: ValidateCli
   const sources = await readManifestSources(operands, opts.stdinFilename, io, maxBytes);
 
   const results: FileResult[] = validateSources(sources, { strict: opts.strict === true, severities });
+  const failOn = opts.failOn ?? "error";
+  const summary = summarize(results);
+  const gate = warningGate(summary, failOn, maxWarnings);
   const format = chooseFormat(opts.format, io, opts.output);
+  const summaryFile = io.env.GITHUB_STEP_SUMMARY;
   const report = formatReport(format, results, {
     color: opts.output ? false : useColor(io, opts.color),
     toolVersion: VERSION,
     rules: RULES.map((r) => ({ id: r.id, summary: r.summary, explanation: r.explanation, defaultSeverity: r.severity })),
     quiet: opts.quiet === true,
+    ...(gate ? { failure: gate.verdict } : {}),
+    // `-f sarif -o results.sarif` is the usual Actions setup: its run deserves a summary too.
+    stepSummary: io.env.GITHUB_ACTIONS === "true" && summaryFile !== undefined && summaryFile !== "",
   });
   if (opts.output) await writeAtomically(resolve(io.cwd, opts.output), opts.output, report.stdout);
   else io.stdout(report.stdout);
-  if (report.stepSummary && io.env.GITHUB_STEP_SUMMARY) {
-    await appendFile(io.env.GITHUB_STEP_SUMMARY, report.stepSummary);
+  if (report.stepSummary && summaryFile) {
+    // The summary is a courtesy: failing to write it must not hide the validation result.
+    await appendFile(summaryFile, report.stepSummary).catch((e: unknown) => {
+      io.stderr(`${NAME}: cannot write the step summary to ${summaryFile}: ${fileErrorReason(e)}\n`);
+    });
   }
-  return exitCode(results, opts.failOn ?? "error", maxWarnings);
+  // Warnings never show as failures in the report's own lines, and not at all under --quiet.
+  if (gate) io.stderr(`${NAME}: ${gate.stderr}\n`);
+  return exitCode(summary, failOn, maxWarnings);
 }
 
-function exitCode(results: readonly FileResult[], failOn: string, maxWarnings: number | undefined): number {
-  const summary = summarize(results);
+const NAME = "pulse-validate";
+
+/**
+ * The gates that fail a run on its warnings: --max-warnings (an explicit budget, so it holds
+ * even under --fail-on never) and --fail-on warning. Undefined when neither fails the run, or
+ * when errors alone already explain the failure.
+ */
+function warningGate(summary: Summary, failOn: string, maxWarnings: number | undefined): { verdict: string; stderr: string } | undefined {
+  const warnings = plural(summary.warnings, "warning");
+  if (maxWarnings !== undefined && summary.warnings > maxWarnings) {
+    return { verdict: `more than --max-warnings ${maxWarnings}`, stderr: `${warnings}, more than --max-warnings ${maxWarnings}` };
+  }
+  if (failOn === "warning" && summary.errors === 0 && summary.warnings > 0) {
+    return { verdict: "--fail-on warning", stderr: `${warnings}, failing the run under --fail-on warning` };
+  }
+  return undefined;
+}
+
+function exitCode(summary: Summary, failOn: string, maxWarnings: number | undefined): number {
   if (maxWarnings !== undefined && summary.warnings > maxWarnings) return EXIT.problems;
   if (failOn === "never") return EXIT.ok;
   if (summary.errors > 0) return EXIT.problems;
   if (failOn === "warning" && summary.warnings > 0) return EXIT.problems;
   return EXIT.ok;
+}
+
+function fileErrorReason(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (code === "ENOENT") return "no such directory";
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "EISDIR") return "it is a directory";
+  if (code === "ENOSPC") return "no space left on the device";
+  return code ?? (e instanceof Error ? e.message : String(e));
 }

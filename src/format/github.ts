@@ -1,11 +1,10 @@
 /**
  * GitHub Actions: one workflow-command annotation per diagnostic, then the compact lines (GitHub
  * shows only about ten annotations of each kind per step, so they can never be the only
- * output), and a Markdown step summary that the CLI appends to $GITHUB_STEP_SUMMARY.
+ * output). The Markdown step summary that goes with it is step-summary.ts.
  */
 import type { Diagnostic, FileResult } from "../validator/diagnostic.js";
 import { formatCompact } from "./compact.js";
-import { stepSummary } from "./step-summary.js";
 import { messageWithSuggestion, printable } from "./text.js";
 
 const COMMAND = { error: "error", warning: "warning", info: "notice" } as const;
@@ -37,8 +36,7 @@ export function annotation(file: string, d: Diagnostic): string {
   return `::${COMMAND[d.severity]} ${props.join(",")}::${escapeData(printable(messageWithSuggestion(d)))}`;
 }
 
-export function formatGithub(results: readonly FileResult[]): { stdout: string; stepSummary: string } {
+export function formatGithub(results: readonly FileResult[]): string {
   const annotations = results.flatMap((r) => r.diagnostics.map((d) => annotation(r.file, d)));
-  const stdout = (annotations.length ? annotations.join("\n") + "\n" : "") + formatCompact(results);
-  return { stdout, stepSummary: stepSummary(results) };
+  return (annotations.length ? annotations.join("\n") + "\n" : "") + formatCompact(results);
 }

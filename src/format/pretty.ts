@@ -11,8 +11,10 @@ import { location, printable, singleLine, verdict } from "./text.js";
 
 export interface PrettyOptions {
   color: boolean;
-  /** Under --quiet a clean run prints nothing at all, not even the verdict. */
+  /** Under --quiet a run without errors prints nothing at all, not even the verdict. */
   quiet?: boolean;
+  /** Why the run fails beyond its errors (see ReportOptions.failure). */
+  failure?: string;
 }
 
 function severityLabel(d: Diagnostic, s: Style): string {
@@ -44,7 +46,7 @@ export function formatPretty(results: readonly FileResult[], options: PrettyOpti
   }
   const summary = summarize(results);
   if (options.quiet && summary.errors === 0) return "";
-  const line = verdict(summary);
-  out.push(summary.errors > 0 ? s.red(line) : summary.warnings > 0 ? s.yellow(line) : s.green(line));
+  const line = verdict(summary, options.failure);
+  out.push(summary.errors > 0 || options.failure ? s.red(line) : summary.warnings > 0 ? s.yellow(line) : s.green(line));
   return out.join("\n") + "\n";
 }

@@ -10,6 +10,7 @@ import { formatJson } from "./json.js";
 import { formatJunit } from "./junit.js";
 import { formatPretty } from "./pretty.js";
 import { formatSarif } from "./sarif.js";
+import { stepSummary } from "./step-summary.js";
 import { ordered } from "./text.js";
 
 export type FormatName = "pretty" | "compact" | "json" | "sarif" | "github" | "junit";
@@ -30,11 +31,18 @@ export interface ReportOptions {
   rules: readonly RuleHelp[];
   /** --quiet: warnings and infos are dropped from the report. */
   quiet?: boolean;
+  /**
+   * Why the run fails beyond its errors, e.g. `more than --max-warnings 4`: the verdicts then
+   * say ✖ and why, instead of claiming success for a run that exits 1.
+   */
+  failure?: string;
+  /** Also write the step summary in formats other than github (every format under GitHub Actions). */
+  stepSummary?: boolean;
 }
 
 export interface Report {
   stdout: string;
-  /** Markdown for $GITHUB_STEP_SUMMARY (github format only). */
+  /** Markdown for $GITHUB_STEP_SUMMARY: always with github, with the others when asked for. */
   stepSummary?: string;
 }
 
@@ -47,19 +55,25 @@ function visible(results: readonly FileResult[], quiet: boolean | undefined): Fi
 
 export function formatReport(format: FormatName, results: readonly FileResult[], options: ReportOptions): Report {
   const shown = visible(results, options.quiet);
+  const stdout = formatStdout(format, shown, options);
+  if (format !== "github" && !options.stepSummary) return { stdout };
+  return { stdout, stepSummary: stepSummary(shown, options.failure) };
+}
+
+function formatStdout(format: FormatName, shown: readonly FileResult[], options: ReportOptions): string {
   switch (format) {
     case "pretty":
-      return { stdout: formatPretty(shown, { color: options.color, quiet: options.quiet === true }) };
+      return formatPretty(shown, { color: options.color, quiet: options.quiet === true, ...(options.failure ? { failure: options.failure } : {}) });
     case "compact":
-      return { stdout: formatCompact(shown) };
+      return formatCompact(shown);
     case "json":
-      return { stdout: formatJson(shown) };
+      return formatJson(shown);
     case "sarif":
-      return { stdout: formatSarif(shown, options) };
+      return formatSarif(shown, options);
     case "github":
       return formatGithub(shown);
     case "junit":
-      return { stdout: formatJunit(shown) };
+      return formatJunit(shown);
     default:
       throw new Error(`unknown report format "${String(format satisfies never)}"`);
   }

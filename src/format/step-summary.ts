@@ -37,10 +37,10 @@ function fill(out: string[], lines: readonly string[], budget: { bytes: number }
   return 0;
 }
 
-export function stepSummary(results: readonly FileResult[]): string {
+export function stepSummary(results: readonly FileResult[], failure?: string): string {
   const budget = { bytes: SUMMARY_BUDGET_BYTES };
   const out: string[] = [];
-  fill(out, ["### pulse-validate", "", markdownText(verdict(summarize(results))), ""], budget);
+  fill(out, ["### pulse-validate", "", markdownText(verdict(summarize(results), failure)), ""], budget);
   if (results.length === 0) return out.join("\n") + "\n";
 
   fill(out, ["| File | Result | Errors | Warnings | Infos |", "| :--- | :--- | ---: | ---: | ---: |"], budget);

@@ -86,11 +86,17 @@ export function countBySeverity(diagnostics: readonly Diagnostic[]): { errors: n
 
 /**
  * The one-line verdict: `✖ 3 errors, 1 warning in 2 files (1 valid)`, `✔ 4 files valid`, or
- * `✔ 2 files valid (1 warning)`. Zero counts other than errors are left out.
+ * `✔ 2 files valid (1 warning)`. Zero counts other than errors are left out. A run that fails
+ * for another reason than errors (`failure`, say `more than --max-warnings 1`) never gets a ✔:
+ * `✖ 2 warnings in 2 files (2 valid): more than --max-warnings 1`.
  */
-export function verdict(s: Summary): string {
+export function verdict(s: Summary, failure?: string): string {
   const others = [s.warnings ? plural(s.warnings, "warning") : "", s.infos ? plural(s.infos, "info") : ""].filter(Boolean);
-  if (s.errors > 0) return `✖ ${[plural(s.errors, "error"), ...others].join(", ")} in ${plural(s.files, "file")} (${s.valid} valid)`;
+  if (s.errors > 0 || failure) {
+    const counts = [s.errors ? plural(s.errors, "error") : "", ...others].filter(Boolean);
+    const found = counts.length ? `${counts.join(", ")} in ${plural(s.files, "file")}` : plural(s.files, "file");
+    return `✖ ${found} (${s.valid} valid)${failure ? `: ${failure}` : ""}`;
+  }
   const valid = s.files === 1 ? "1 file valid" : `${s.files} files valid`;
   return others.length ? `✔ ${valid} (${others.join(", ")})` : `✔ ${valid}`;
 }

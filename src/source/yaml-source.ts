@@ -4,12 +4,13 @@
  * expansion is bounded by a node budget (alias bombs), merge keys (`<<`) are honoured, and
  * keys like `__proto__` stay ordinary data.
  */
-import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node as YamlNode } from "yaml";
+import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node as YamlNode, type YAMLError } from "yaml";
 import type { SourceNode } from "./source-node.js";
 import type { ParsedSource, SourceProblem } from "./jsonc.js";
 import { MAX_NESTING } from "./jsonc.js";
 import { setOwn } from "./own-property.js";
 import { intern } from "./intern.js";
+import { LineIndex } from "./line-index.js";
 
 /** Nodes materialised after alias expansion; far above any real manifest, far below a bomb. */
 export const MAX_EXPANDED_NODES = 100_000;
@@ -25,10 +26,7 @@ export function parseYaml(text: string): ParsedSource {
     strict: true,
     keepSourceTokens: false,
   });
-  const problems: SourceProblem[] = [];
-  for (const e of doc.errors) {
-    problems.push({ rule: "yaml/syntax", message: cleanMessage(e.message), start: e.pos[0], end: Math.max(e.pos[1], e.pos[0] + 1), severity: "error" });
-  }
+  const problems = syntaxProblems(doc.errors, text);
   // A broken parse only yields cascades of schema errors: stop at the syntax errors.
   if (problems.length > 0) return { value: undefined, problems };
   for (const w of doc.warnings) {
@@ -45,6 +43,39 @@ export function parseYaml(text: string): ParsedSource {
     if (!(e instanceof Budget)) throw e;
     return { value: undefined, problems };
   }
+}
+
+/**
+ * The package's errors in our words where its own would mislead: it reports nesting deep enough
+ * to exhaust the stack as "maximum call stack size exceeded" (possibly several times), and a
+ * second document with advice for its API.
+ */
+function syntaxProblems(errors: readonly YAMLError[], text: string): SourceProblem[] {
+  // Only nesting recurses in the composer, and far past MAX_NESTING before the stack runs out.
+  // The composer gave up on that subtree, so any other error is a cascade: report this alone.
+  const exhausted = errors.find((e) => e.code === "RESOURCE_EXHAUSTION");
+  if (exhausted) {
+    const at = exhausted.pos[0];
+    return [{ rule: "input/too-deep", message: `nesting deeper than ${MAX_NESTING} levels`, start: at, end: at + 1, severity: "error" }];
+  }
+  const problems: SourceProblem[] = [];
+  for (const e of errors) {
+    const [start, end] = e.pos;
+    if (e.code === "MULTIPLE_DOCS") {
+      problems.push(secondDocument(text, start, end));
+    } else {
+      problems.push({ rule: "yaml/syntax", message: cleanMessage(e.message), start, end: Math.max(end, start + 1), severity: "error" });
+    }
+  }
+  return problems;
+}
+
+/** The package points at the second document: its `---` marker, or its content after a `...`. */
+function secondDocument(text: string, start: number, end: number): SourceProblem {
+  const { line } = new LineIndex(text).position(start);
+  const marked = text.startsWith("---", start);
+  const message = `a manifest is one YAML document, but a second one starts at line ${line}${marked ? ` with "---"` : ` after "..."`}`;
+  return { rule: "yaml/syntax", message, start, end: marked ? start + 3 : Math.max(end, start + 1), severity: "error" };
 }
 
 function cleanMessage(message: string): string {

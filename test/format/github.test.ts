@@ -157,6 +157,13 @@ describe("github step summary", () => {
     expect(github(many).stdout.split("\n").filter((l) => l.startsWith("::error "))).toHaveLength(10_000);
   });
 
+  it("shows a run failing on its warnings as failed, not as valid", () => {
+    const warned: FileResult[] = [{ file: "a.yaml", valid: true, diagnostics: [diag({ severity: "warning" })] }];
+    const failing = formatReport("github", warned, { ...OPTIONS, failure: "more than --max-warnings 0" }).stepSummary!;
+    expect(failing.split("\n")[2]).toBe("✖ 1 warning in 1 file (1 valid): more than --max-warnings 0");
+    expect(github(warned).stepSummary!.split("\n")[2]).toBe("✔ 1 file valid (1 warning)");
+  });
+
   it("says so when everything is valid, without an empty diagnostics section", () => {
     const summary = github([{ file: "a.yaml", valid: true, diagnostics: [] }]).stepSummary!;
     expect(summary).toBe("### pulse-validate\n\n✔ 1 file valid\n\n| File | Result | Errors | Warnings | Infos |\n| :--- | :--- | ---: | ---: | ---: |\n| `a.yaml` | ✅ valid | 0 | 0 | 0 |\n");

@@ -154,6 +154,18 @@ describe("pretty", () => {
     expect(pretty([{ file: "a.yaml", valid: true, diagnostics: [], text: "a: 1\n" }])).toBe("✔ 1 file valid\n");
   });
 
+  it("never claims success for a run that fails on its warnings", () => {
+    const summary = { files: 4, valid: 4, invalid: 0, errors: 0, warnings: 2, infos: 1 };
+    expect(verdict(summary, "more than --max-warnings 1")).toBe("✖ 2 warnings, 1 info in 4 files (4 valid): more than --max-warnings 1");
+    expect(verdict({ ...summary, warnings: 0, infos: 0 }, "more than --max-warnings 1")).toBe("✖ 4 files (4 valid): more than --max-warnings 1");
+    const warned: FileResult[] = [{ file: "a.yaml", valid: true, diagnostics: [diag({ severity: "warning" })], text: "a: 1\n" }];
+    const failing = formatReport("pretty", warned, { ...OPTIONS, color: true, failure: "--fail-on warning" }).stdout;
+    expect(stripAnsi(failing).trimEnd().split("\n").at(-1)).toBe("✖ 1 warning in 1 file (1 valid): --fail-on warning");
+    expect(failing).toContain("\u001b[31m✖"); // red, as a failure
+    // The near miss: the same warnings without a failing gate are a success.
+    expect(pretty(warned).trimEnd().split("\n").at(-1)).toBe("✔ 1 file valid (1 warning)");
+  });
+
   it("under quiet shows errors only, and nothing at all when there are none", () => {
     const warned: FileResult[] = [{ file: "a.yaml", valid: true, diagnostics: [diag({ severity: "warning" })], text: "a: 1\n" }];
     expect(pretty(warned, { quiet: true })).toBe("");

@@ -8,12 +8,15 @@ import { exampleBlock, fencedBlocks, readDoc } from "./markdown-blocks.js";
 import { parseXml } from "./xml-check.js";
 
 describe("formatReport", () => {
-  it("offers the six formats, and only github has a step summary", () => {
+  it("offers the six formats; github has a step summary, and the others when asked for one", () => {
     expect([...FORMAT_NAMES]).toEqual(["pretty", "compact", "json", "sarif", "github", "junit"]);
+    const github = formatReport("github", results(), OPTIONS).stepSummary;
     for (const format of FORMAT_NAMES) {
       const report = formatReport(format, results(), OPTIONS);
       expect(report.stdout.endsWith("\n"), format).toBe(true);
       expect(report.stepSummary !== undefined, format).toBe(format === "github");
+      // Under GitHub Actions every format writes the same summary (`-f sarif -o x.sarif` too).
+      expect(formatReport(format, results(), { ...OPTIONS, stepSummary: true }).stepSummary, format).toBe(github);
     }
     expect(() => formatReport("xml" as FormatName, results(), OPTIONS)).toThrow(/unknown report format "xml"/);
   });

@@ -129,6 +129,10 @@ describe("parseExpression: rejections point at the problem", () => {
     ["in x", `expected a value, found "in"`, 0, 2],
     ["a not b", `expected "in" after "not"`, 2, 3],
     ["a = 1", `use "==" to compare`, 2, 1],
+    // A stray "=" after an operator is not a missing "=": say what is actually wrong.
+    ["status == = 'success'", `expected a value after "==", found "="`, 10, 1],
+    ["a != = 1", `expected a value after "!=", found "="`, 5, 1],
+    ["a < = 1", `unexpected "=" after "<"; write "<=" with no space`, 4, 1],
     ["a === 1", `use "==" (comparison is always strict)`, 2, 3],
     ["a !== 1", `use "!="`, 2, 3],
     ["a <> 1", `use "!="`, 2, 2],
@@ -179,7 +183,7 @@ describe("parseExpression: rejections point at the problem", () => {
   });
 
   it("accepts the near misses of those rejections", () => {
-    for (const text of ["a < b and b < c", "a == 1", "(a)", "[1, 2]", "x in 'abc'", "a < 'b'", "true", "-1", "0.5", "1e9", "'\\u12ab'", "x == 0"]) {
+    for (const text of ["a < b and b < c", "a == 1", "(a)", "[1, 2]", "x in 'abc'", "a < 'b'", "true", "-1", "0.5", "1e9", "'\\u12ab'", "x == 0", "status == 'success'", "a != 1", "a <= 1"]) {
       expect(parseExpression(text).ok, text).toBe(true);
     }
   });

@@ -79,12 +79,35 @@ describe("parseYaml", () => {
     expect(parseYaml("a: .inf\n").problems.map((p) => p.rule)).toEqual(["yaml/non-json-value"]);
     expect(parseYaml("a: 1e308\n").problems).toEqual([]);
     expect(parseYaml("? [a, b]\n: 1\n").problems.map((p) => p.rule)).toEqual(["yaml/complex-key"]);
+    // An explicit key is fine as long as it is a plain string.
+    expect(parseYaml("? a\n: 1\n")).toMatchObject({ problems: [], value: { a: 1 } });
   });
 
-  it("bounds nesting of flow collections", () => {
-    const parsed = parseYaml("a: " + "[".repeat(5000) + "]".repeat(5000));
+  it("bounds nesting at 256 levels, however deep the document goes", () => {
+    const flow = (n: number) => "a: " + "[".repeat(n) + "]".repeat(n) + "\n";
+    const block = (n: number) => "- ".repeat(n) + "x\n";
+    expect(parseYaml(flow(255)).problems).toEqual([]);
+    expect(parseYaml(block(256)).problems).toEqual([]);
+    // Deep enough to exhaust the YAML package's stack, too: still input/too-deep, not a stack message.
+    for (const text of [flow(257), flow(400), flow(5000), block(257), block(5000), "a: " + "{a: ".repeat(5000) + "1" + "}".repeat(5000)]) {
+      const parsed = parseYaml(text);
+      expect(parsed.value).toBeUndefined();
+      expect(parsed.problems.map((p) => [p.rule, p.message])).toEqual([["input/too-deep", "nesting deeper than 256 levels"]]);
+    }
+  });
+
+  it("refuses a second document, pointing at where it starts", () => {
+    const text = "loop_id: a\n---\nloop_id: b\n";
+    const parsed = parseYaml(text);
     expect(parsed.value).toBeUndefined();
-    expect(parsed.problems.length).toBeGreaterThan(0);
+    expect(parsed.problems).toEqual([
+      { rule: "yaml/syntax", message: `a manifest is one YAML document, but a second one starts at line 2 with "---"`, start: 11, end: 14, severity: "error" },
+    ]);
+    expect(parseYaml("a: 1\n...\nb: 2\n").problems.map((p) => [p.message, pos("a: 1\n...\nb: 2\n", p.start)])).toEqual([
+      [`a manifest is one YAML document, but a second one starts at line 3 after "..."`, "3:1"],
+    ]);
+    // A leading "---" and a closing "..." frame the one document.
+    expect(parseYaml("---\nloop_id: a\n...\n")).toMatchObject({ problems: [], value: { loop_id: "a" } });
   });
 
   it("never throws on arbitrary text", () => {

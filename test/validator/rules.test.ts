@@ -84,6 +84,8 @@ describe("references inside one manifest", () => {
   it("reports duplicate phase ids at the second one", () => {
     const f = findings(mutate((m) => (m.phases[3].id = "fetch")));
     expect(f.filter((x) => x.rule === "pulse/duplicate-phase-id")).toEqual([expect.objectContaining({ pointer: "/phases/3/id" })]);
+    // The near miss: a second phase of the same kind under its own id is fine.
+    expect(rules(mutate((m) => m.phases.push({ id: "fetch_again", kind: "retrieve" })))).toEqual([]);
   });
 
   it("reports closure phases that do not exist, with a suggestion", () => {
@@ -120,6 +122,14 @@ describe("references inside one manifest", () => {
     const r = rules(m);
     expect(r).toContain("pulse/expression-syntax");
     expect(r).toContain("pulse/trigger-syntax");
+  });
+
+  it("explains a stray \"=\" in a condition without asking for the \"==\" already there", () => {
+    const condition = (c: string) => findings(mutate((m) => (m.connections = [{ id: "c", emit_phase: "learn", emit_condition: c, token: "OutcomeSignal", to_loop: "other.loop" }])));
+    expect(condition("status == = 'success'").filter((f) => f.rule === "pulse/expression-syntax")).toEqual([
+      expect.objectContaining({ pointer: "/connections/0/emit_condition", message: 'expected a value after "==", found "="' }),
+    ]);
+    expect(condition("status == 'success'").map((f) => f.rule)).toEqual(["pulse/connection-external"]);
   });
 
   it("warns about non-canonical signal tokens and unbound substrates", () => {
@@ -218,6 +228,8 @@ describe("phase fields", () => {
 
   it("warns about custom_kind on canonical phases", () => {
     expect(rules(mutate((m) => (m.phases[1].custom_kind = "triage")))).toEqual(["pulse/custom-kind-ignored"]);
+    // The near miss: on a custom phase, custom_kind is what names it.
+    expect(rules(mutate((m) => (m.phases[1] = { id: "decide", kind: "custom", custom_kind: "triage" })))).toEqual([]);
   });
 });
 

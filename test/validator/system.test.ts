@@ -32,6 +32,13 @@ describe("checks across manifests", () => {
     expect(validate(loop("a.one", listen("lern")), loop("b.two"))[0]).toEqual(["error pulse/signal-source-unresolved /cadence/params/from_phase"]);
   });
 
+  it("says when a signal source is outside the validated manifests, so from_phase went unchecked", () => {
+    const listen = (m: Record<string, any>) => (m.cadence = { type: "cross_loop_signal", params: { from_loop: "b.two", from_phase: "lern" } });
+    expect(validate(loop("a.one", listen), loop("c.three"))).toEqual([["info pulse/signal-source-external /cadence/params/from_loop"], []]);
+    // The near miss: given the source loop, the phase is checked instead (and here is wrong).
+    expect(validate(loop("a.one", listen), loop("b.two"))).toEqual([["error pulse/signal-source-unresolved /cadence/params/from_phase"], []]);
+  });
+
   it("reports parent_loop / inner_loops disagreement both ways", () => {
     const parent = (m: Record<string, any>) => (m.nesting = { inner_loops: [{ loop_id: "b.inner", trigger: "phase:decide", wait: "until_done" }] });
     expect(validate(loop("a.outer", parent), loop("b.inner", (m) => (m.nesting = { parent_loop: "a.outer" })))).toEqual([[], []]);
@@ -52,5 +59,7 @@ describe("checks across manifests", () => {
     const [first, second] = validateSources(sources);
     expect(first!.diagnostics).toEqual([]);
     expect(second!.diagnostics).toEqual([expect.objectContaining({ rule: "pulse/duplicate-loop-id", related: [{ file: "m0.json", line: 3, column: 14, message: "first declared here" }] })]);
+    // The near miss: loops of one organisation share a prefix, not an id.
+    expect(validate(loop("a.one"), loop("a.one_more"))).toEqual([[], []]);
   });
 });

@@ -36,7 +36,7 @@ export function tokenize(text: string): ParseResult<Token[]> {
         ? lexNumber(text, i)
         : c === 39 || c === 34 /* ' " */
           ? lexString(text, i)
-          : lexPunct(text, i);
+          : lexPunct(text, i, tokens[tokens.length - 1]);
     if (!token.ok) return token;
     tokens.push(token.value);
     i = token.value.offset + token.value.length;
@@ -150,11 +150,22 @@ function lexString(text: string, start: number): ParseResult<Token> {
   return fail("unterminated string", start, text.length - start);
 }
 
+/**
+ * A lone "=" usually means "==", but not after an operator: `status == = 'x'` already has its
+ * "==" (the "=" is one too many) and `a < = 1` split "<=" with a space.
+ */
+function strayEquals(previous: Token | undefined): string {
+  if (previous?.kind !== "punct") return `use "==" to compare`;
+  const op = previous.punct;
+  if (op === "<" || op === ">" || op === "!") return `unexpected "=" after ${quote(op)}; write ${quote(`${op}=`)} with no space`;
+  return `expected a value after ${quote(op)}, found "="`;
+}
+
 const TWO_CHAR: ReadonlySet<string> = new Set(["==", "!=", "<=", ">=", "&&", "||"]);
 const ONE_CHAR: ReadonlySet<string> = new Set(["<", ">", "!", "(", ")", "[", "]", ","]);
 
 /** Operators, with a pointed message for the spellings other languages taught the user. */
-function lexPunct(text: string, start: number): ParseResult<Token> {
+function lexPunct(text: string, start: number, previous: Token | undefined): ParseResult<Token> {
   const three = text.slice(start, start + 3);
   if (three === "===" || three === "!==") {
     return fail(`use ${quote(three.slice(0, 2))} (comparison is always strict)`, start, 3);
@@ -165,7 +176,7 @@ function lexPunct(text: string, start: number): ParseResult<Token> {
   if (two === "=>" || two === "=<") return fail(`use ${quote(`${two[1]}=`)}`, start, 2);
   const one = text[start] ?? "";
   if (ONE_CHAR.has(one)) return ok({ kind: "punct", punct: one as Punct, offset: start, length: 1 });
-  if (one === "=") return fail(`use "==" to compare`, start, 1);
+  if (one === "=") return fail(strayEquals(previous), start, 1);
   if (one === "&") return fail(`use "and" (or "&&")`, start, 1);
   if (one === "|") return fail(`use "or" (or "||")`, start, 1);
   if (one === "." && isDigit(text.charCodeAt(start + 1))) return fail(`write a digit before "." (e.g. 0.5)`, start, 1);
