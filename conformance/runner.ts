@@ -12,7 +12,7 @@ import { PROTOCOL_VERSION } from "./driver/protocol.js";
 import { TestContext } from "./harness/context.js";
 import type { Observer } from "./harness/observer.js";
 import { summarize, verdictOf } from "./report/summary.js";
-import type { ConformanceReport, TestResult, TestStatus } from "./report/types.js";
+import type { ConformanceReport, RuntimeDigestSource, TestResult, TestStatus } from "./report/types.js";
 import { SUITE, SUITE_VERSION } from "./suite/index.js";
 import type { ConformanceTest } from "./suite/test.js";
 
@@ -30,6 +30,8 @@ export interface RunOptions {
   repro: (test: ConformanceTest) => string;
   onResult?: (result: TestResult) => void;
   runtimeDigest: string;
+  /** Where runtimeDigest came from (report field runtime_digest_source). */
+  runtimeDigestSource?: RuntimeDigestSource;
   /** The tests to run (default: the spec's twelve; tests of the runner pass their own). */
   suite?: readonly ConformanceTest[];
 }
@@ -90,6 +92,7 @@ export function buildReport(o: RunOptions, results: TestResult[], startedAt: Dat
     runtime_name: o.hello.runtime.name,
     runtime_version: o.hello.runtime.version,
     runtime_digest: o.runtimeDigest,
+    ...(o.runtimeDigestSource ? { runtime_digest_source: o.runtimeDigestSource } : {}),
     runtime_language: o.hello.runtime.language,
     suite_version: SUITE_VERSION,
     suite_digest: suiteDigest(),

@@ -4,7 +4,7 @@
  * key's DER, so anyone holding the .pub file can recompute it.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const PRIVATE_KEY_FILE = "pulse-conform.key";
@@ -77,8 +77,9 @@ export function loadPublicKey(pem: string): KeyObject {
 
 /**
  * `pulse-conform keygen --out DIR`: writes both files, the private one readable by its owner
- * only. Never overwrites ("wx"), since replacing a key silently would orphan every attestation
- * made with it. Throws KeyError when a file exists.
+ * only, creating DIR (and its parents) first, as `--out keys/` in a fresh checkout expects.
+ * Never overwrites ("wx"), since replacing a key silently would orphan every attestation made
+ * with it. Throws KeyError when a file exists.
  */
 export function writeKeyPair(dir: string, pair: KeyPair = generateKeyPair()): { privateKeyPath: string; publicKeyPath: string; keyid: string } {
   const privateKeyPath = join(dir, PRIVATE_KEY_FILE);
@@ -95,6 +96,7 @@ export function writeKeyPair(dir: string, pair: KeyPair = generateKeyPair()): { 
   for (const path of [privateKeyPath, publicKeyPath]) {
     if (existsSync(path)) throw new KeyError(`${path} already exists; remove it or choose another --out directory`);
   }
+  mkdirSync(dir, { recursive: true });
   write(privateKeyPath, pair.privateKeyPem, 0o600);
   write(publicKeyPath, pair.publicKeyPem, 0o644);
   return { privateKeyPath, publicKeyPath, keyid: pair.keyid };

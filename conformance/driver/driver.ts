@@ -19,6 +19,12 @@ export class RuntimeError extends Error {
 
 /** The adapter broke the protocol (crashed, hung, wrote garbage, answered the wrong id): exit 3. */
 export class DriverFailure extends Error {
+  /**
+   * The adapter's last stderr lines, kept when the driver that saw them is already closed (a
+   * failure while starting): often the only explanation, e.g. "can't open file".
+   */
+  stderrTail?: string[];
+
   constructor(message: string) {
     super(message);
     this.name = "DriverFailure";

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { DEFAULT_CALL_TIMEOUT_MS, DriverFailure, type Driver, type MessageCheck } from "./driver.js";
 import { parseResponse, request, resultOf } from "./jsonrpc.js";
+import { endGroupOnExit, killGroup, releaseGroup } from "./process-group.js";
 import type { Method, Methods } from "./protocol.js";
 
 const STDERR_LINES = 40;
@@ -32,7 +33,10 @@ export class StdioDriver implements Driver {
     private readonly check?: MessageCheck,
   ) {
     this.describe = `--driver ${JSON.stringify(command)}`;
-    this.child = spawn(command, { shell: true, stdio: ["pipe", "pipe", "pipe"] });
+    // Its own process group: the command runs under `sh -c`, and killing only the shell would
+    // orphan the adapter, which keeps our pipes open and the harness from ever exiting.
+    this.child = spawn(command, { shell: true, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    endGroupOnExit(this.child.pid);
     createInterface({ input: this.child.stdout! }).on("line", (line) => this.onLine(line));
     createInterface({ input: this.child.stderr! }).on("line", (line) => {
       this.stderr.push(line);
@@ -108,6 +112,11 @@ export class StdioDriver implements Driver {
     return [...this.stderr];
   }
 
+  /** The process group the adapter runs in (its shell's pid): for tests that check nothing survives. */
+  get processGroup(): number | undefined {
+    return this.child.pid;
+  }
+
   async close(): Promise<void> {
     if (!this.failure) {
       await this.call("shutdown", {}, { timeoutMs: 2_000 }).catch(() => undefined);
@@ -116,9 +125,14 @@ export class StdioDriver implements Driver {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       const exited = new Promise((r) => this.child.once("exit", r));
       this.child.stdin!.end();
-      const timer = setTimeout(() => this.child.kill("SIGKILL"), 2_000);
+      const timer = setTimeout(() => killGroup(this.child.pid), 2_000);
       await exited;
       clearTimeout(timer);
     }
+    // Whatever the adapter started ends with the session, even after its shell exited; and a
+    // process that escaped the group must not keep the harness waiting on its pipes.
+    killGroup(this.child.pid);
+    releaseGroup(this.child.pid);
+    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) stream?.destroy();
   }
 }

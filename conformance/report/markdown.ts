@@ -8,7 +8,7 @@ import { codeSpan, markdownText } from "../../src/format/step-summary.js";
 import { printable, wellFormed } from "../../src/format/text.js";
 import { checkLines } from "./junit.js";
 import { closingLine } from "./summary.js";
-import { SPEC_TESTS, type ConformanceReport, type TestResult } from "./types.js";
+import { ARTIFACT_DIGEST_SOURCES, SPEC_TESTS, type ConformanceReport, type TestResult } from "./types.js";
 
 function codeBlock(raw: string, info = ""): string[] {
   const text = printable(wellFormed(raw));
@@ -25,12 +25,15 @@ function header(report: ConformanceReport): string[] {
   const language = report.runtime_language ? ` (${markdownText(report.runtime_language)})` : "";
   const s = report.settings;
   const only = s.only ? `, only tests ${s.only.join(", ")}` : "";
+  // A reader must not take the harness's stand-in for the artifact's digest.
+  const source = report.runtime_digest_source;
+  const standIn = source !== undefined && !ARTIFACT_DIGEST_SOURCES.includes(source) ? ` (not the runtime artifact's digest: a stand-in, ${source})` : "";
   return [
     `# PULSE conformance: ${markdownText(report.runtime_name)} ${markdownText(report.runtime_version)}`,
     "",
     `**Verdict: ${report.verdict}** (${closingLine(report.summary)}${report.certification ? "" : "; not a certification run"})`,
     "",
-    `- Runtime: ${markdownText(report.runtime_name)} ${markdownText(report.runtime_version)}${language}, ${codeSpan(report.runtime_digest)}`,
+    `- Runtime: ${markdownText(report.runtime_name)} ${markdownText(report.runtime_version)}${language}, ${codeSpan(report.runtime_digest)}${standIn}`,
     `- PULSE version: ${markdownText(report.pulse_version)}`,
     `- Suite: pulse-conform ${markdownText(report.suite_version)}, ${codeSpan(report.suite_digest)}`,
     `- Settings: seed ${s.seed}, ${s.timing} time, ${s.repeats} repeat${s.repeats === 1 ? "" : "s"}, evidence ${s.evidence_class}${only}`,

@@ -69,6 +69,18 @@ export interface TestResult {
   reason?: string;
 }
 
+/**
+ * Where runtime_digest came from. adapter: the adapter's hello (runtime.digest). option: the
+ * certifier's --runtime-digest. The rest are the harness's stand-ins when neither gave one, and
+ * do not identify the runtime: driver-script (the script file the --driver command names),
+ * driver-command (the command line itself), attach-url (the runtime's name, version and URL),
+ * harness (pulse-conform's own code).
+ */
+export type RuntimeDigestSource = "adapter" | "option" | "driver-script" | "driver-command" | "attach-url" | "harness";
+
+/** The sources that name the runtime artifact itself: the only ones an attestation may sign. */
+export const ARTIFACT_DIGEST_SOURCES: readonly RuntimeDigestSource[] = ["adapter", "option"];
+
 export type EvidenceClass = "recording-substrate" | "driver-fault-injection";
 
 export interface RunSettings {
@@ -97,8 +109,10 @@ export interface ConformanceReport {
   pulse_version: string;
   runtime_name: string;
   runtime_version: string;
-  /** sha256 of the runtime artifact ("sha256:<hex>"), as the adapter reported it or the harness computed it. */
+  /** sha256 of the runtime artifact ("sha256:<hex>"); runtime_digest_source says where it came from. */
   runtime_digest: string;
+  /** What runtime_digest is a hash of; only "adapter" and "option" name the runtime artifact itself. */
+  runtime_digest_source?: RuntimeDigestSource;
   runtime_language?: string;
   suite_version: string;
   /** sha256 of the suite's own code, so a report names exactly what judged it. */

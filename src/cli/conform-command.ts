@@ -1,18 +1,20 @@
 /**
  * `pulse-conform`: certify a runtime against the twelve tests of spec §12. With no driver it
- * certifies our own runtime in process; `--driver "<command>"` runs any adapter over stdio,
- * `--attach <url>` one already running. Exit codes: 0 conformant, 1 nonconformant,
- * 2 incomplete, 3 driver failure, 4 usage, 5 verification failed.
+ * certifies our own runtime in process; `--driver "<command>"` (or the command after `--`) runs
+ * any adapter over stdio, `--attach <url>` one already running. Exit codes: 0 conformant,
+ * 1 nonconformant, 2 incomplete, 3 driver failure, 4 usage, 5 verification failed.
  */
-import { readFile } from "node:fs/promises";
-import { existsSync, readFileSync } from "node:fs";
+import { access, readFile, stat } from "node:fs/promises";
+import { constants, existsSync, readFileSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DriverFailure, type Driver, type MessageCheck } from "../../conformance/driver/driver.js";
 import { PROTOCOL_VERSION, type HelloResult } from "../../conformance/driver/protocol.js";
 import { DriverObserver, RecordingSubstrate, type Observer } from "../../conformance/harness/observer.js";
 import { buildReport, runTests, sha256 } from "../../conformance/runner.js";
 import { CONFORM_EXIT, closingLine, exitCodeOf } from "../../conformance/report/summary.js";
-import type { ConformanceReport, TestResult } from "../../conformance/report/types.js";
+import { ARTIFACT_DIGEST_SOURCES, type ConformanceReport, type RuntimeDigestSource, type TestResult } from "../../conformance/report/types.js";
+import { shellJoin, shellQuote } from "../../conformance/driver/shell.js";
 import type { ConformanceTest } from "../../conformance/suite/test.js";
 import { checkLines } from "../../conformance/report/junit.js";
 import { parseCount, readManifestSources, writeAtomically } from "./inputs.js";
@@ -23,6 +25,9 @@ import { validateSources } from "../validator/validate.js";
 
 export interface ConformCliOptions {
   driver?: string;
+  /** The adapter's command as words, from the operands after `--`. */
+  adapter?: string[];
+  runtimeDigest?: string;
   attach?: string;
   report?: string;
   attest?: string;
@@ -44,6 +49,7 @@ export const CONFORM_HELP = `
 Examples:
   pulse-conform                                   certify pulse's own runtime (in process)
   pulse-conform --driver "python3 my_adapter.py"  certify any runtime through an adapter (stdio)
+  pulse-conform -- python3 my_adapter.py          the same: the adapter's command after --
   pulse-conform --attach http://127.0.0.1:7400    an adapter that is already running (HTTP)
   pulse-conform --report report.json --attest report.dsse.json --key pulse-conform.key
   pulse-conform --manifest manifests/             also certify that these manifests load (test 12)
@@ -63,12 +69,38 @@ interface Session {
   hello: HelloResult;
   timing: "virtual" | "real";
   runtimeDigest: string;
+  runtimeDigestSource: RuntimeDigestSource;
   problems: string[];
+}
+
+/**
+ * The stdio adapter's command: --driver's string as given (the shell splits it), or the words
+ * after `--`, each quoted so that it stays one word.
+ */
+export function driverCommandOf(opts: ConformCliOptions): string | undefined {
+  if (opts.adapter !== undefined) {
+    if (opts.adapter.length === 0) throw new UsageError("-- must be followed by the adapter's command, e.g. pulse-conform -- ./acme-adapter");
+    if (opts.driver !== undefined) throw new UsageError("--driver and a command after -- both name the adapter: give one of them");
+    if (opts.attach !== undefined) throw new UsageError("--attach and a command after -- cannot be combined: pick the adapter to run or the one to attach to");
+    return shellJoin(opts.adapter);
+  }
+  return opts.driver;
+}
+
+const SHA256 = /^sha256:[0-9a-f]{64}$/;
+
+/** --runtime-digest as "sha256:<lowercase hex>"; a malformed one is a usage error. */
+export function parseRuntimeDigest(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const digest = value.trim().replace(/^sha256:/i, "sha256:").replace(/[A-F]/g, (c) => c.toLowerCase());
+  if (!SHA256.test(digest)) throw new UsageError(`--runtime-digest takes "sha256:" and 64 hex digits, got "${value}"`);
+  return digest;
 }
 
 /** Opens the driver named by the options, greets it, and sets up the observer. */
 export async function openSession(opts: ConformCliOptions, io: CliIO): Promise<Session> {
   if (opts.driver !== undefined && opts.attach !== undefined) throw new UsageError("--driver and --attach cannot be combined: pick the adapter to run or the one to attach to");
+  const command = driverCommandOf(opts);
   let problems: string[] = [];
   let check: MessageCheck | undefined;
   if (opts.validateProtocol) {
@@ -78,9 +110,9 @@ export async function openSession(opts: ConformCliOptions, io: CliIO): Promise<S
     problems = checker.problems;
   }
   let driver: Driver;
-  if (opts.driver !== undefined) {
+  if (command !== undefined) {
     const { StdioDriver } = await import("../../conformance/driver/stdio-driver.js");
-    driver = new StdioDriver(opts.driver, check);
+    driver = new StdioDriver(command, check);
   } else if (opts.attach !== undefined) {
     if (!/^https?:\/\//.test(opts.attach)) throw new UsageError(`--attach needs an http:// or https:// URL, got "${opts.attach}"`);
     const { HttpDriver } = await import("../../conformance/driver/http-driver.js");
@@ -97,25 +129,51 @@ export async function openSession(opts: ConformCliOptions, io: CliIO): Promise<S
     if (wantDriverEvidence && !(hello.capabilities?.substrates ?? []).includes("fault-injection")) {
       throw new DriverFailure("the adapter can neither rebind substrates nor inject faults (hello.capabilities.substrates): the harness cannot observe substrate calls");
     }
+    const { digest, source } = runtimeDigestOf(opts, hello);
     const observer: Observer = wantDriverEvidence ? new DriverObserver(driver) : await new RecordingSubstrate().start();
-    return { driver, observer, hello, timing, runtimeDigest: runtimeDigest(opts, hello), problems };
+    return { driver, observer, hello, timing, runtimeDigest: digest, runtimeDigestSource: source, problems };
   } catch (e) {
+    // Read before closing: when the adapter dies while starting, its stderr is the explanation.
+    const tail = driver.stderrTail();
     await driver.close().catch(() => undefined);
-    if (e instanceof DriverFailure) throw e;
-    throw new DriverFailure(`hello failed: ${(e as Error).message}`);
+    if (e instanceof UsageError) throw e;
+    const failure = e instanceof DriverFailure ? e : new DriverFailure(`hello failed: ${(e as Error).message}`);
+    failure.stderrTail ??= tail;
+    throw failure;
   }
 }
 
-/** The adapter's own digest when it gives one; else the script it runs, or our own bundle in process. */
-function runtimeDigest(opts: ConformCliOptions, hello: HelloResult): string {
-  if (hello.runtime.digest && /^sha256:[0-9a-f]{64}$/.test(hello.runtime.digest)) return hello.runtime.digest;
-  if (opts.driver !== undefined) {
-    const file = opts.driver.split(/\s+/).find((part) => /\.(m?js|py|go|rb|ts|jar|exe)$/.test(part) && existsSync(part));
-    return sha256(file ? readFileSync(file) : opts.driver);
+/**
+ * The runtime artifact's digest: the certifier's --runtime-digest, else the adapter's own
+ * (hello.runtime.digest). Without either the harness hashes what it has at hand, and the report
+ * says so in runtime_digest_source: such a digest does not identify the runtime.
+ */
+function runtimeDigestOf(opts: ConformCliOptions, hello: HelloResult): { digest: string; source: RuntimeDigestSource } {
+  const reported = typeof hello.runtime.digest === "string" && SHA256.test(hello.runtime.digest) ? hello.runtime.digest : undefined;
+  const given = parseRuntimeDigest(opts.runtimeDigest);
+  // The certifier's word wins: it may name the artifact otherwise than the adapter does (the
+  // sha256 of a release tarball, say), and it is the certifier who signs. A different digest
+  // from the adapter is shown in the header line, not hidden.
+  if (given !== undefined) return { digest: given, source: "option" };
+  if (reported !== undefined) return { digest: reported, source: "adapter" };
+  const command = driverCommandOf(opts);
+  if (command !== undefined) {
+    const words = opts.adapter ?? command.split(/\s+/).map((w) => w.replace(/^["']|["']$/g, ""));
+    const file = words.find((w) => /\.(m?js|cjs|py|go|rb|ts|jar|exe)$/.test(w) && existsSync(w) && statSync(w).isFile());
+    return file ? { digest: sha256(readFileSync(file)), source: "driver-script" } : { digest: sha256(command), source: "driver-command" };
   }
-  if (opts.attach !== undefined) return sha256(`${hello.runtime.name} ${hello.runtime.version} ${opts.attach}`);
-  return sha256(readFileSync(fileURLToPath(import.meta.url)));
+  if (opts.attach !== undefined) return { digest: sha256(`${hello.runtime.name} ${hello.runtime.version} ${opts.attach}`), source: "attach-url" };
+  return { digest: sha256(readFileSync(fileURLToPath(import.meta.url))), source: "harness" };
 }
+
+const DIGEST_SOURCE_NOTE: Record<RuntimeDigestSource, string> = {
+  adapter: "reported by the adapter",
+  option: "given with --runtime-digest",
+  "driver-script": "NOT the runtime artifact: the adapter reports no digest, so this is the sha256 of the script its command names",
+  "driver-command": "NOT the runtime artifact: the adapter reports no digest, so this is the sha256 of its command line",
+  "attach-url": "NOT the runtime artifact: the adapter reports no digest, so this is the sha256 of its name, version and URL",
+  harness: "NOT the runtime artifact: the sha256 of pulse-conform's own code",
+};
 
 function parseOnly(value: string | undefined): number[] | undefined {
   if (value === undefined) return undefined;
@@ -124,9 +182,18 @@ function parseOnly(value: string | undefined): number[] | undefined {
   return [...new Set(numbers)].sort((a, b) => a - b);
 }
 
-function reproLine(opts: ConformCliOptions, test: ConformanceTest, seed: number): string {
-  const target = opts.driver !== undefined ? ` --driver ${JSON.stringify(opts.driver)}` : opts.attach !== undefined ? ` --attach ${opts.attach}` : "";
-  return `pulse-conform${target} --only ${test.number} --seed ${seed}${opts.timing === "real" ? " --timing real" : ""}${opts.evidence === "driver" ? " --evidence driver" : ""}`;
+/** A shell line that reruns one test as it ran, quoted so that it runs when pasted as printed. */
+export function reproLine(opts: ConformCliOptions, test: ConformanceTest, seed: number): string {
+  const words = ["pulse-conform"];
+  if (opts.driver !== undefined) words.push("--driver", shellQuote(opts.driver));
+  if (opts.attach !== undefined) words.push("--attach", shellQuote(opts.attach));
+  words.push("--only", String(test.number), "--seed", String(seed));
+  if (opts.timing === "real") words.push("--timing", "real");
+  if (opts.evidence === "driver") words.push("--evidence", "driver");
+  // Test 12 judged these manifests: without them the rerun would judge none.
+  if (test.number === 12) for (const m of opts.manifest ?? []) words.push("--manifest", shellQuote(m));
+  if (opts.adapter !== undefined) words.push("--", shellJoin(opts.adapter));
+  return words.join(" ");
 }
 
 const MARK: Record<TestResult["status"], string> = { passed: "✓", warned: "!", failed: "✗", errored: "E", not_tested: "-", flaky: "~" };
@@ -152,6 +219,13 @@ export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<nu
   if (opts.evidence !== undefined && opts.evidence !== "recording" && opts.evidence !== "driver") throw new UsageError(`--evidence is recording or driver, got "${opts.evidence}"`);
   if (opts.attest !== undefined && opts.key === undefined) throw new UsageError("--attest needs --key (a private key from pulse-conform keygen)");
   if (opts.attest !== undefined && opts.report === undefined) throw new UsageError("--attest signs the report: give --report FILE too");
+  if (opts.driver !== undefined && opts.attach !== undefined) throw new UsageError("--driver and --attach cannot be combined: pick the adapter to run or the one to attach to");
+  driverCommandOf(opts);
+  parseRuntimeDigest(opts.runtimeDigest);
+  // Found now, not after a run of minutes whose report then has nowhere to go.
+  for (const [flag, file] of [["--report", opts.report], ["--attest", opts.attest], ["--junit", opts.junit], ["--markdown", opts.markdown], ["--badge", opts.badge]] as const) {
+    if (file !== undefined) await checkWritable(flag, file);
+  }
   let privateKey: { key: import("node:crypto").KeyObject; keyid: string } | undefined;
   if (opts.attest !== undefined) {
     const { loadPrivateKey, keyidOf, KeyError } = await import("../../conformance/attest/index.js");
@@ -176,7 +250,17 @@ export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<nu
     throw e;
   }
   const { driver, observer, hello } = session;
-  io.stdout(`pulse-conform: ${hello.runtime.name} ${hello.runtime.version} (${hello.runtime.language}) via ${driver.describe}; ${session.timing} clock, evidence ${observer.evidenceClass}${repeats > 1 ? `, ${repeats} repeats` : ""}\n\n`);
+  if (opts.attest !== undefined && !ARTIFACT_DIGEST_SOURCES.includes(session.runtimeDigestSource)) {
+    await observer.close();
+    await driver.close().catch(() => undefined);
+    throw new UsageError(
+      "--attest needs the runtime artifact's digest, and the adapter reports none (hello.runtime.digest): give it with --runtime-digest sha256:<hex> (e.g. sha256sum of the artifact), or have the adapter report it",
+    );
+  }
+  io.stdout(`pulse-conform: ${hello.runtime.name} ${hello.runtime.version} (${hello.runtime.language}) via ${driver.describe}; ${session.timing} clock, evidence ${observer.evidenceClass}${repeats > 1 ? `, ${repeats} repeats` : ""}\n`);
+  const reported = hello.runtime.digest;
+  const differs = session.runtimeDigestSource === "option" && reported !== undefined && reported !== session.runtimeDigest ? `; the adapter reports ${reported}` : "";
+  io.stdout(`runtime digest ${session.runtimeDigest} (${DIGEST_SOURCE_NOTE[session.runtimeDigestSource]}${differs})\n\n`);
   const runOptions = {
     driver,
     observer,
@@ -189,6 +273,7 @@ export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<nu
     repro: (test: ConformanceTest) => reproLine(opts, test, seed),
     onResult: (r: TestResult) => io.stdout(progressLine(r, color)),
     runtimeDigest: session.runtimeDigest,
+    runtimeDigestSource: session.runtimeDigestSource,
   };
   let results: TestResult[];
   try {
@@ -216,12 +301,26 @@ export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<nu
   return exitCodeOf(report.verdict);
 }
 
-function driverFailed(e: DriverFailure, driver: Driver | undefined, io: CliIO): number {
-  io.stderr(`pulse-conform: driver failure: ${e.message}\n`);
-  const tail = driver?.stderrTail() ?? [];
+export function driverFailed(e: DriverFailure, driver: Driver | undefined, io: CliIO, name = "pulse-conform"): number {
+  io.stderr(`${name}: driver failure: ${e.message}\n`);
+  const tail = e.stderrTail ?? driver?.stderrTail() ?? [];
   if (tail.length > 0) io.stderr(`the adapter's last stderr lines:\n${tail.slice(-15).map((l) => `  | ${l}`).join("\n")}\n`);
   io.stderr("no verdict: the run stopped before the suite finished\n");
   return CONFORM_EXIT.driver;
+}
+
+async function checkWritable(flag: string, file: string): Promise<void> {
+  const fail = (reason: string) => new UsageError(`${flag} ${file}: cannot write there: ${reason}`);
+  const existing = await stat(file).catch(() => undefined);
+  if (existing?.isDirectory()) throw fail("it is a directory");
+  if (existing) {
+    await access(file, constants.W_OK).catch(() => Promise.reject(fail("permission denied")));
+    return;
+  }
+  const dir = await stat(dirname(file)).catch(() => undefined);
+  if (!dir) throw fail(`no such directory ${dirname(file)}`);
+  if (!dir.isDirectory()) throw fail(`${dirname(file)} is not a directory`);
+  await access(dirname(file), constants.W_OK | constants.X_OK).catch(() => Promise.reject(fail(`permission denied in ${dirname(file)}`)));
 }
 
 async function readCertifiedManifests(operands: string[], io: CliIO): Promise<{ file: string; value: Record<string, unknown> }[]> {

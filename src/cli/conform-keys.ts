@@ -12,7 +12,12 @@ export async function runKeygen(opts: { out?: string }, io: CliIO): Promise<numb
     io.stdout(`private key ${written.privateKeyPath} (mode 0600: keep it secret)\npublic key  ${written.publicKeyPath}\nkeyid       ${written.keyid}\n`);
     return 0;
   } catch (e) {
-    if (e instanceof KeyError || (e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "EACCES") throw new UsageError((e as Error).message);
+    if (e instanceof KeyError) throw new UsageError(e.message);
+    const code = (e as NodeJS.ErrnoException).code;
+    // --out names a file, or a directory we may not write: say which, in one line.
+    if (code === "ENOENT" || code === "EACCES" || code === "EPERM" || code === "ENOTDIR" || code === "EEXIST" || code === "EROFS") {
+      throw new UsageError(`cannot write the keys in ${opts.out ?? "."}: ${code === "ENOTDIR" || code === "EEXIST" ? "not a directory" : code === "ENOENT" ? "no such directory" : code === "EROFS" ? "read-only file system" : "permission denied"}`);
+    }
     throw e;
   }
 }
@@ -28,6 +33,10 @@ export interface VerifyCliOptions {
 
 export async function runVerify(envelopeFile: string, opts: VerifyCliOptions, io: CliIO): Promise<number> {
   if (opts.key === undefined) throw new UsageError("verify needs --key (the public key, pulse-conform.pub)");
+  // A malformed digest is a mistake in the command, not a runtime that failed verification.
+  if (opts.runtimeDigest !== undefined && !/^sha256:[0-9a-fA-F]{64}$/.test(opts.runtimeDigest)) {
+    throw new UsageError(`--runtime-digest takes "sha256:" and 64 hex digits, got "${opts.runtimeDigest}"`);
+  }
   if (opts.verdict !== undefined && !["conformant", "nonconformant", "incomplete"].includes(opts.verdict)) throw new UsageError(`--verdict is conformant, nonconformant or incomplete, got "${opts.verdict}"`);
   const read = async (file: string, what: string) => {
     try {

@@ -5,16 +5,23 @@
  * adapter whose hello lists the mutants.
  */
 import { DriverFailure } from "../../conformance/driver/driver.js";
+import { shellJoin, shellQuote } from "../../conformance/driver/shell.js";
 import { runTests } from "../../conformance/runner.js";
 import type { TestResult } from "../../conformance/report/types.js";
 import { MUTANTS } from "../runtime/mutants.js";
-import { openSession, progressLine, type ConformCliOptions } from "./conform-command.js";
+import { driverFailed, openSession, progressLine, reproLine, type ConformCliOptions } from "./conform-command.js";
 import { useColor, type CliIO } from "./io.js";
 
 export function targetOf(description: string): number {
   const match = /\(test (\d+),/.exec(description);
   if (!match) throw new Error(`mutant description names no test: ${description}`);
   return Number(match[1]);
+}
+
+function selftestTarget(opts: ConformCliOptions): string {
+  if (opts.driver !== undefined) return ` --driver ${shellQuote(opts.driver)}`;
+  if (opts.attach !== undefined) return ` --attach ${shellQuote(opts.attach)}`;
+  return opts.adapter !== undefined ? ` -- ${shellJoin(opts.adapter)}` : "";
 }
 
 export async function runSelftest(opts: ConformCliOptions, io: CliIO): Promise<number> {
@@ -24,10 +31,7 @@ export async function runSelftest(opts: ConformCliOptions, io: CliIO): Promise<n
   try {
     session = await openSession(opts, io);
   } catch (e) {
-    if (e instanceof DriverFailure) {
-      io.stderr(`pulse-conform selftest: driver failure: ${e.message}\n`);
-      return 3;
-    }
+    if (e instanceof DriverFailure) return driverFailed(e, undefined, io, "pulse-conform selftest");
     throw e;
   }
   const offered = new Set(session.hello.capabilities.mutants ?? []);
@@ -40,7 +44,8 @@ export async function runSelftest(opts: ConformCliOptions, io: CliIO): Promise<n
       repeats: 1,
       seed: 1,
       ...(mutant ? { mutant } : {}),
-      repro: (t) => `pulse-conform selftest --only-mutant ${mutant ?? "none"} # test ${t.number}`,
+      // Mutants are reached only through selftest; the unmodified runtime reruns like any run.
+      repro: (t) => (mutant ? `pulse-conform selftest${selftestTarget(opts)}` : reproLine(opts, t, 1)),
       runtimeDigest: session.runtimeDigest,
     });
   let good = 0;
@@ -68,10 +73,7 @@ export async function runSelftest(opts: ConformCliOptions, io: CliIO): Promise<n
       ok ? good++ : bad++;
     }
   } catch (e) {
-    if (e instanceof DriverFailure) {
-      io.stderr(`pulse-conform selftest: driver failure: ${e.message}\n`);
-      return 3;
-    }
+    if (e instanceof DriverFailure) return driverFailed(e, session.driver, io, "pulse-conform selftest");
     throw e;
   } finally {
     await session.observer.close();

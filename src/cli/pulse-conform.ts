@@ -4,9 +4,20 @@ import { CONFORM_HELP, runConform, type ConformCliOptions } from "./conform-comm
 import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { VERSION } from "../version.js";
+import { UsageError } from "./exit-codes.js";
 
 const io = processIO("pulse-conform", 4);
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+// `pulse-conform [options] -- ./acme-adapter --its-flags`: everything after the first `--` is the
+// adapter's command, word for word, and never reaches commander (which would parse its flags).
+const argv = process.argv.slice(2);
+const split = argv.indexOf("--");
+const adapter = split >= 0 ? argv.slice(split + 1) : undefined;
+const withAdapter = (opts: ConformCliOptions): ConformCliOptions => (adapter !== undefined ? { ...opts, adapter } : opts);
+const noAdapter = (command: string) => {
+  if (adapter !== undefined) throw new UsageError(`${command} runs no adapter: nothing goes after --`);
+};
 
 function addDriverOptions(cmd: Command): Command {
   return cmd
@@ -21,6 +32,7 @@ function addDriverOptions(cmd: Command): Command {
 const program = addDriverOptions(new Command("pulse-conform"))
   .description("Certify a PULSE runtime against the twelve conformance tests of spec §12, with a signed report.")
   .version(VERSION, "-V, --version")
+  .usage("[options] [command] [-- <adapter command>...]")
   // Subcommands (verify) have options of the same names (--report, --key) that mean other files.
   .enablePositionalOptions()
   .option("--report <file>", "write the report JSON (docs/conformance/report.md)")
@@ -32,17 +44,22 @@ const program = addDriverOptions(new Command("pulse-conform"))
   .option("--repeat <n>", "run each test n times; disagreeing runs are reported flaky")
   .option("--seed <n>", "seed recorded in the report and repro lines", "1")
   .option("--only <numbers>", "run only these tests, e.g. 1,7 (the report is then not a certification)")
+  .option("--runtime-digest <sha256>", "the runtime artifact's sha256 when the adapter reports none (needed for --attest then)")
   .option("--manifest <path>", "also certify that these manifests load (test 12); repeatable", collect, [])
   .addHelpText("after", CONFORM_HELP)
   .action(async (opts: ConformCliOptions, cmd: Command) => {
-    setExitCode(cmd, await runConform(opts, io));
+    if (cmd.args.length > 0) {
+      const names = cmd.commands.map((c) => c.name()).join(", ");
+      throw new UsageError(`unknown command '${cmd.args[0]}' (the commands are ${names}); an adapter to certify goes after --: pulse-conform -- ${cmd.args.join(" ")}`);
+    }
+    setExitCode(cmd, await runConform(withAdapter(opts), io));
   });
 
 addDriverOptions(program.command("selftest"))
   .description("prove the suite can fail: the runtime passes 12/12 and each of 12 mutants fails exactly its test")
   .action(async (opts: ConformCliOptions, cmd: Command) => {
     const { runSelftest } = await import("./conform-selftest.js");
-    setExitCode(cmd, await runSelftest(opts, io));
+    setExitCode(cmd, await runSelftest(withAdapter(opts), io));
   });
 
 program
@@ -50,6 +67,7 @@ program
   .description("make an Ed25519 key pair for attestations (pulse-conform.key, mode 0600, and pulse-conform.pub)")
   .option("--out <dir>", "directory to write the keys in", ".")
   .action(async (opts: { out?: string }, cmd: Command) => {
+    noAdapter("keygen");
     const { runKeygen } = await import("./conform-keys.js");
     setExitCode(cmd, await runKeygen(opts, io));
   });
@@ -64,8 +82,13 @@ program
   .option("--suite-version <version>", "required suite version")
   .option("--allow-uncertified", "accept a filtered run (certification false)")
   .action(async (file: string, opts: import("./conform-keys.js").VerifyCliOptions, cmd: Command) => {
+    noAdapter("verify");
     const { runVerify } = await import("./conform-keys.js");
     setExitCode(cmd, await runVerify(file, opts, io));
   });
 
-process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse-conform", { usage: 4, internal: 3 });
+// Operands reach the action, which names an unknown command, rather than "too many arguments".
+// Set after the subcommands exist: they copy the setting when created, and must keep refusing.
+program.allowExcessArguments(true);
+
+process.exitCode = await runProgram(program, split >= 0 ? argv.slice(0, split) : argv, io, "pulse-conform", { usage: 4, internal: 3 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -53,6 +53,45 @@ describe("pulse-conform", () => {
     expect(r.code).toBe(2);
   });
 
+  it("certifies our runtime with every manifest in manifests/: all twelve tests pass, exit 0", () => {
+    const dir = tmp();
+    const r = runBin("pulse-conform", ["--manifest", "manifests/", "--report", join(dir, "r.json")]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/12 passed, 0 failed\n$/);
+    const report = JSON.parse(readFileSync(join(dir, "r.json"), "utf8"));
+    expect(report).toMatchObject({ verdict: "conformant", certification: true, summary: { total: 12, passed: 12 } });
+    expect(report.settings.manifests.length).toBeGreaterThanOrEqual(7);
+    const loaded = report.test_results[11].checks.filter((c: { description: string }) => /^valid: manifests\//.test(c.description));
+    expect(loaded.length).toBe(report.settings.manifests.length);
+  }, 60_000);
+
+  it("keygen creates the --out directory, parents included, the private key owner-only", () => {
+    const dir = join(tmp(), "ci", "keys/");
+    const r = runBin("pulse-conform", ["keygen", "--out", dir]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(statSync(join(dir, "pulse-conform.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, "pulse-conform.pub")).isFile()).toBe(true);
+    // Near miss: --out naming a file is refused in one line, not with ENOTDIR's stack.
+    const file = join(tmp(), "not-a-dir");
+    writeFileSync(file, "");
+    const refused = runBin("pulse-conform", ["keygen", "--out", file]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toBe(`pulse-conform: cannot write the keys in ${file}: not a directory\n`);
+  });
+
+  it("finds an output file it cannot write before running any test (exit 4)", () => {
+    const dir = tmp();
+    for (const [args, reason] of [
+      [["--report", join(dir, "missing", "r.json")], `no such directory ${join(dir, "missing")}`],
+      [["--junit", dir], "it is a directory"],
+    ] as const) {
+      const r = runBin("pulse-conform", [...args]);
+      expect(r.code).toBe(4);
+      expect(r.stderr).toBe(`pulse-conform: ${args[0]} ${args[1]}: cannot write there: ${reason}\n`);
+      expect(r.stdout).toBe("");
+    }
+  });
+
   it("signs the report and verifies it; any change to the report or the policy is refused (exit 5)", () => {
     const dir = tmp();
     expect(runBin("pulse-conform", ["keygen", "--out", dir]).code).toBe(0);
@@ -72,6 +111,11 @@ describe("pulse-conform", () => {
     expect(tampered.stderr).toMatch(/sha256/);
     writeFileSync(report, original);
     expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "nonconformant"]).code).toBe(5);
+    // A digest that is not one is a mistake in the command (4); a well-formed other one, a different runtime (5).
+    const malformed = runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--runtime-digest", "sha256:00"]);
+    expect(malformed.code).toBe(4);
+    expect(malformed.stderr).toMatch(/^pulse-conform: --runtime-digest takes "sha256:" and 64 hex digits, got "sha256:00"\n$/);
+    expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--runtime-digest", `sha256:${"00".repeat(32)}`]).code).toBe(5);
     // A filtered run verifies only when the verifier accepts uncertified runs.
     expect(runBin("pulse-conform", ["--only", "2", "--report", report, "--attest", attestation, "--key", key]).code).toBe(2);
     expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "incomplete"]).code).toBe(5);
@@ -94,7 +138,7 @@ describe("pulse-conform", () => {
   });
 
   it("answers bad usage with exit 4 and a one-line reason", () => {
-    for (const args of [["--only", "13"], ["--attest", "x.json"], ["--driver", "x", "--attach", "http://127.0.0.1:1"], ["--repeat", "zero"], ["--bogus"], ["verify", "missing.json", "--key", "missing.pub"]]) {
+    for (const args of [["--only", "13"], ["--attest", "x.json"], ["--driver", "x", "--attach", "http://127.0.0.1:1"], ["--repeat", "zero"], ["--bogus"], ["verify", "missing.json", "--key", "missing.pub"], ["bogus-cmd"]]) {
       const r = runBin("pulse-conform", args);
       expect(r.code, args.join(" ")).toBe(4);
       expect(r.stderr).toMatch(/^pulse-conform: /);

@@ -21,6 +21,7 @@ import { protocolChecker, schemaDirectory } from "../../conformance/driver/proto
 import { METHODS, PROTOCOL_VERSION, type Method, type Methods } from "../../conformance/driver/protocol.js";
 import { StdioDriver } from "../../conformance/driver/stdio-driver.js";
 import { exampleBlock, readDoc } from "../format/markdown-blocks.js";
+import { adapterProcess, isRunning, runningInGroup } from "./processes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STDIO_ADAPTER = join(ROOT, "dist/conformance/adapters/pulse/stdio.js");
@@ -173,6 +174,21 @@ describe("adapters that break the protocol", () => {
     // Once broken, the session stays broken: no later call reaches the adapter.
     expect(await rejection(driver.call("status.get", { loop_id: LOOP }))).toBeInstanceOf(DriverFailure);
   });
+
+  it("close() ends a hung adapter's whole process group, not only the shell that started it", async () => {
+    const driver = new StdioDriver(`node ${JSON.stringify(MISBEHAVING)} hang`);
+    expect((await failureOf(driver)).failure.message).toMatch(/did not answer configure/);
+    const adapter = adapterProcess(driver.stderrTail().join("\n"));
+    expect(adapter?.pgid).toBe(driver.processGroup);
+    // Alive until closed: the hang fixture ignores its stdin closing.
+    expect(isRunning(adapter!.pid)).toBe(true);
+    const began = Date.now();
+    await driver.close();
+    expect(Date.now() - began).toBeLessThan(4000);
+    for (let i = 0; i < 40 && runningInGroup(adapter!.pgid).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(isRunning(adapter!.pid)).toBe(false);
+    expect(runningInGroup(adapter!.pgid)).toEqual([]);
+  }, 10_000);
 
   it("stderr-noise works: stderr is free logging, drained and kept as a tail", async () => {
     const driver = misbehaving("stderr-noise");

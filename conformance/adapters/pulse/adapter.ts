@@ -14,6 +14,7 @@ import { wrapSubstrates } from "../../../adapters/testing/wrap.js";
 import { VERSION } from "../../../src/version.js";
 import type { ConfigureParams, Methods, ObservedCall, PhaseScript, WireError } from "../../driver/protocol.js";
 import { PROTOCOL_VERSION } from "../../driver/protocol.js";
+import { runtimeArtifactDigest } from "./artifact-digest.js";
 import { scriptedHandler } from "./script.js";
 
 /** A runtime answer that is an error the harness asserts on (JSON-RPC error with data.code). */
@@ -78,9 +79,11 @@ export class PulseAdapter {
   }
 
   hello(): Methods["hello"][1] {
+    // The built files that run (artifact-digest.ts): what the report and attestation name.
+    const digest = runtimeArtifactDigest();
     return {
       protocol_version: PROTOCOL_VERSION,
-      runtime: { name: "pulse", version: VERSION, language: "typescript" },
+      runtime: { name: "pulse", version: VERSION, language: "typescript", ...(digest ? { digest } : {}) },
       capabilities: { clock: "virtual", substrates: ["rebind", "fault-injection"], mutants: Object.keys(MUTANTS) },
     };
   }
@@ -168,7 +171,7 @@ export class PulseAdapter {
         status: ph.status === "replayed" ? "completed" : ph.status,
         signature: ph.signature,
         replayed: ph.status === "replayed",
-        ...(ph.error ? { error: ph.error } : {}),
+        ...(ph.error ? { error: wire(ph.error) } : {}),
       })),
     };
     if (r.error) result.error = wire(r.error);
@@ -201,8 +204,10 @@ export class PulseAdapter {
   }
 }
 
+/** The protocol's error is closed (code, message, data): anything more the runtime says (the invariant and spec section of a refusal) travels as data. */
 function wire(e: { code: string; message: string }): WireError {
-  return { code: e.code, message: e.message };
+  const { code, message, ...rest } = e as { code: string; message: string } & Record<string, unknown>;
+  return Object.keys(rest).length > 0 ? { code, message, data: rest } : { code, message };
 }
 
 function slotOf(value: unknown): "memory" | "policy" | "audit" | "auth" | "time" {
