@@ -7,12 +7,12 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DriverFailure, type Driver } from "./driver/driver.js";
-import type { HelloResult } from "./driver/protocol.js";
+import type { HelloResult, ObservedCall } from "./driver/protocol.js";
 import { PROTOCOL_VERSION } from "./driver/protocol.js";
 import { TestContext } from "./harness/context.js";
 import type { Observer } from "./harness/observer.js";
 import { summarize, verdictOf } from "./report/summary.js";
-import type { ConformanceReport, RuntimeDigestSource, TestResult, TestStatus } from "./report/types.js";
+import type { ConformanceReport, Evidence, RuntimeDigestSource, TestResult, TestStatus } from "./report/types.js";
 import { SUITE, SUITE_VERSION } from "./suite/index.js";
 import type { ConformanceTest } from "./suite/test.js";
 
@@ -79,8 +79,26 @@ async function runOne(test: ConformanceTest, o: RunOptions): Promise<TestResult>
     const tail = o.driver.stderrTail();
     result.evidence = { ...shown.ctx.evidence, ...(tail.length > 0 ? { stderr_tail: tail.slice(-20) } : {}) };
     if (shown.reason) (result.evidence.notes ??= []).push(shown.reason);
+    // A test that attached nothing still shows what the substrates saw during its last run.
+    if (!result.evidence.substrate_calls && shown === runs[runs.length - 1]) await attachObserved(result.evidence, o.observer);
+    if (Object.keys(result.evidence).length === 0) {
+      result.evidence.notes = ["nothing to show: no substrate call or audit event was observed during the test, and the adapter wrote nothing on stderr"];
+    }
   }
   return result;
+}
+
+async function attachObserved(evidence: Evidence, observer: Observer): Promise<void> {
+  let calls: ObservedCall[];
+  try {
+    calls = await observer.calls();
+  } catch {
+    return; // the observer is the failure: the stderr tail and notes say what is known
+  }
+  if (calls.length === 0) return;
+  evidence.substrate_calls = calls.slice(-30);
+  const audit = calls.filter((c) => c.slot === "audit" && c.operation === "append_event" && !c.error).map((c) => (c.args as { event?: unknown }).event);
+  if (audit.length > 0 && !evidence.audit_events) evidence.audit_events = audit.slice(-30);
 }
 
 export function buildReport(o: RunOptions, results: TestResult[], startedAt: Date): ConformanceReport {

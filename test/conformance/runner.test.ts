@@ -19,9 +19,9 @@ function scripted(outcomes: boolean[]): ConformanceTest {
   };
 }
 
-async function resultOf(test: ConformanceTest, repeats: number) {
-  const driver = { stderrTail: () => ["adapter: a stderr line"] } as unknown as Driver;
-  const observer = { evidenceClass: "recording-substrate" } as unknown as Observer;
+async function resultOf(test: ConformanceTest, repeats: number, observed: { tail?: string[]; calls?: unknown[] } = {}) {
+  const driver = { stderrTail: () => observed.tail ?? ["adapter: a stderr line"] } as unknown as Driver;
+  const observer = { evidenceClass: "recording-substrate", calls: async () => observed.calls ?? [] } as unknown as Observer;
   const options = { driver, observer, hello: {} as RunOptions["hello"], timing: "virtual", repeats, seed: 1, repro: () => "pulse-conform --only 1", runtimeDigest: "x", suite: [test] } satisfies RunOptions;
   const [result] = await runTests(options);
   return result!;
@@ -45,5 +45,24 @@ describe("--repeat", () => {
 
   it("one run records no repeats list", async () => {
     expect((await resultOf(scripted([true, false]), 1)).repeats).toBeUndefined();
+  });
+});
+
+describe("evidence of a failed test", () => {
+  it("shows the substrate calls and audit events of its run when the test attached none", async () => {
+    const event = { event_id: "e1", event_type: "phase.completed" };
+    const calls = [
+      { slot: "memory", operation: "store_node", args: {}, context: { trace_id: "t", workspace_id: "w" }, at: 1 },
+      { slot: "audit", operation: "append_event", args: { event }, context: { trace_id: "t", workspace_id: "w" }, at: 2 },
+    ];
+    const result = await resultOf(scripted([false]), 1, { tail: [], calls });
+    expect(result.evidence).toMatchObject({ substrate_calls: calls, audit_events: [event] });
+  });
+
+  it("is never an empty object: with nothing observed it says so", async () => {
+    const result = await resultOf(scripted([false]), 1, { tail: [], calls: [] });
+    expect(result.evidence?.notes).toEqual([expect.stringMatching(/^nothing to show: no substrate call or audit event was observed/)]);
+    // The near miss: a passed test carries no evidence at all.
+    expect((await resultOf(scripted([true]), 1, { tail: [], calls: [] })).evidence).toBeUndefined();
   });
 });
