@@ -168,7 +168,10 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   });
 
   host.start();
-  for (const e of events) await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
+  for (const e of events) {
+    const ran = await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
+    if (ran.length === 0) trace.note(`event "${e.name}": no loop iterated (none has an event cadence with this trigger, or its filter did not hold)`);
+  }
   if (opts.once || opts.kickoff !== false) {
     const kicked = iterations === undefined ? host.loops : host.loops.slice(0, iterations);
     const h = host;

@@ -66,6 +66,14 @@ describe("pulse run", () => {
     }
   });
 
+  it("-e runs the loops whose event cadence names the event, and says when none does", () => {
+    const r = runBin("pulse", ["run", "manifests/graphonomous.continual_learning.yaml", "--no-kickoff", "--iterations", "1", "-e", "agent_query={\"query\":\"q\"}", "--json"]);
+    expect(r.code).toBe(0);
+    expect(jsonLines(r.stdout).find((e) => e.type === "iteration.started")).toMatchObject({ loop_id: "graphonomous.continual_learning", cause: { event: "agent_query" } });
+    const none = runBin("pulse", ["run", "manifests/graphonomous.continual_learning.yaml", "--once", "-e", "nobody_listens"]);
+    expect(none.stdout).toMatch(/note: event "nobody_listens": no loop iterated/);
+  });
+
   it("says why a signal was dropped, and a port already in use is a usage error", async () => {
     const r = runBin("pulse", ["run", "manifests/examples/hello.loop.yaml", "--once"]);
     expect(r.stdout).toMatch(/dropped \(rejected: loop examples\.listener is not in this host and no transport route reaches it\)/);
