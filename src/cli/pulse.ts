@@ -42,8 +42,12 @@ addRunOptions(program.command("run"))
         // First Ctrl-C: graceful stop. A second one: stop now.
         let asked = false;
         const handler = () => {
-          if (asked) process.exit(130);
+          if (asked) {
+            io.stderr("pulse run: stopped at once: iterations still running and signals not yet delivered are lost\n");
+            process.exit(130);
+          }
           asked = true;
+          if (process.stderr.isTTY) io.stderr("pulse run: stopping (in-flight work finishes); press Ctrl-C again to stop at once\n");
           fn();
         };
         process.on("SIGINT", handler);

@@ -3,7 +3,7 @@
  * record what they were given) on their cadences, and prints a live trace of iterations, nested
  * loops and signals. The README's first command.
  */
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { parseDuration } from "../grammar/duration.js";
 import { DEFAULT_MAX_BYTES } from "../source/load.js";
 import { validateSources } from "../validator/validate.js";
@@ -24,6 +24,7 @@ export interface RunCliOptions {
   kickoff?: boolean;
   event?: string[];
   listen?: string;
+  httpMode?: "structured" | "binary";
   route?: string[];
   color?: boolean;
 }
@@ -67,6 +68,7 @@ export function addRunOptions(cmd: Command): Command {
     .option("-e, --event <name[=json]>", "emit an event (for event cadences) when the host starts; repeatable", collect, [])
     .option("--listen <port>", "receive CloudEvents signals over HTTP on this loopback port")
     .option("--route <loop=url>", "send signals for loop to another host over HTTP; repeatable", collect, [])
+    .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
     .option("--color", "force colour")
     .option("--no-color", "disable colour");
 }
@@ -127,7 +129,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
 
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
-  const transport = Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes }) : undefined;
+  const transport = Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured" }) : undefined;
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
   host = await createHost({
     workspace: opts.workspace ?? "default",

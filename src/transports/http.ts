@@ -111,7 +111,10 @@ export class HttpTransport implements Transport {
       // An unreadable 2xx body is the receiver's fault; treat below.
     }
     if (status === 200 && (reply.outcome === "accepted" || reply.outcome === "duplicate")) return { outcome: reply.outcome };
-    if (status >= 200 && status < 300) throw new TransportError(`signal ${envelope.id} to ${toLoop}: unexpected reply ${text.slice(0, 120)}`);
+    if (status >= 200 && status < 300) {
+      const body = text.trim() === "" ? "an empty body" : JSON.stringify(text.slice(0, 120));
+      throw new TransportError(`signal ${envelope.id} to ${toLoop}: HTTP ${status} with ${body}, not {"outcome":"accepted"|"duplicate"}`);
+    }
     return { outcome: "rejected", reason: typeof reply.error?.message === "string" ? reply.error.message : `HTTP ${status}` };
   }
 

@@ -4,6 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { createServer, type AddressInfo } from "node:net";
+import { createServer as createHttpServer } from "node:http";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { resolve } from "node:path";
 import { ROOT, runBin } from "./run-bin.js";
 
 function jsonLines(stdout: string): Record<string, any>[] {
@@ -72,6 +76,26 @@ describe("pulse run", () => {
     expect(jsonLines(r.stdout).find((e) => e.type === "iteration.started")).toMatchObject({ loop_id: "graphonomous.continual_learning", cause: { event: "agent_query" } });
     const none = runBin("pulse", ["run", "manifests/graphonomous.continual_learning.yaml", "--once", "-e", "nobody_listens"]);
     expect(none.stdout).toMatch(/note: event "nobody_listens": no loop iterated/);
+  });
+
+  it("--http-mode binary sends --route signals in the CloudEvents binary content mode", async () => {
+    const seen: { type?: string; specversion?: string; traceparent?: string }[] = [];
+    const receiver = createHttpServer((req, res) => {
+      seen.push({ type: req.headers["content-type"], specversion: req.headers["ce-specversion"] as string | undefined, traceparent: req.headers.traceparent as string | undefined });
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"outcome":"accepted"}'));
+    });
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      const run = promisify(execFile)(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", "manifests/examples/hello.loop.yaml", "--once", "--route", `examples.listener=${url}`, "--http-mode", "binary"], { cwd: ROOT });
+      await run;
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ specversion: "1.0", type: "application/json" });
+      expect(seen[0]?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    } finally {
+      receiver.close();
+    }
   });
 
   it("says why a signal was dropped, and a port already in use is a usage error", async () => {
