@@ -109,13 +109,15 @@ async function walkManifests(dir: string, cwd: string): Promise<{ manifests: str
 
 const SNIFF_BYTES = 256 * 1024;
 const MANIFEST_KEY = /(?:^|[\s{,"'])(?:pulse_protocol_version|loop_id)["']?\s*:/m;
+/** One buffer for every sniff: files are looked at one after another. */
+let sniffBuffer: Buffer | undefined;
 
 /** Whether the start of a file names a manifest's identifying keys (unreadable: let the reader say why). */
 async function looksLikeManifest(file: string): Promise<boolean> {
   let handle;
   try {
     handle = await open(file, "r");
-    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const buffer = (sniffBuffer ??= Buffer.allocUnsafe(SNIFF_BYTES));
     const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
     return MANIFEST_KEY.test(buffer.toString("utf8", 0, bytesRead));
   } catch {
