@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { createActor, createMachine, fromPromise, waitFor } from "xstate";
 import { CountingAudit, inMemorySubstrates } from "../adapters/memory/index.js";
-import { createRuntime } from "../src/runtime/index.js";
+import { createRuntime } from "../src/index.js";
 import { median, report } from "./measure.js";
 
 const root = new URL("../../", import.meta.url);

@@ -4,6 +4,7 @@
  * contracts and registry, and the manifest and token types.
  */
 export * from "./runtime/index.js";
+export { createRuntime, withEmbeddedDefaults } from "./embedded.js";
 export { validateSources, validateValue, type ValidateOptions } from "./validator/validate.js";
 export type { Diagnostic, FileResult, Severity } from "./validator/diagnostic.js";
 export { readSource, parseSourceText, type ManifestSource } from "./source/load.js";

@@ -1,5 +1,6 @@
-/** Hosting loops: cadences, cross-loop signals, nesting (issue 4). */
-export { createHost, Host, type HostOptions, type HostEvent } from "./host.js";
+/** Hosting loops: cadences, cross-loop signals, nesting (issue 4). `createHost` binds the embedded default adapters. */
+export { createHost } from "../embedded.js";
+export { Host, type HostOptions, type HostEvent } from "./host.js";
 export type { Escalation, EscalationEnvelope } from "./escalation.js";
 export { RateLimitedError } from "./cadence/rate-limit.js";
 export { recordingHandler, type RecordedCall } from "./recording-handlers.js";

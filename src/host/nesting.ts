@@ -17,9 +17,10 @@ import { holds } from "../grammar/expression/index.js";
 import type { CompiledInnerLoop, CompiledPhase } from "../runtime/compiled-loop.js";
 import type { Clock } from "../runtime/clock.js";
 import { PulseError } from "../runtime/errors.js";
-import type { IterationResult, Loop } from "../runtime/loop.js";
+import type { IterationContext } from "../runtime/iteration-context.js";
+import type { IterationResult } from "../runtime/iteration-result.js";
+import type { Loop } from "../runtime/loop.js";
 import type { MutantName } from "../runtime/mutants.js";
-import type { IterationContext } from "../runtime/phase-runner.js";
 import { phaseScope } from "./scope.js";
 
 export interface NestingOptions {

@@ -7,7 +7,7 @@
  * and carry the fields of the tokens the phase's connections emit, so every shipped manifest
  * runs end to end with nothing but its manifest.
  */
-import type { PhaseContext, PhaseHandler } from "../runtime/phase-runner.js";
+import type { PhaseContext, PhaseHandler } from "../runtime/handler-context.js";
 import type { TokenName } from "../tokens/types.js";
 
 export interface RecordedCall {

@@ -9,8 +9,9 @@ import { holds } from "../grammar/expression/index.js";
 import type { Connection } from "../manifest/types.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
 import type { CompiledConnection } from "../runtime/compiled-loop.js";
+import type { IterationContext } from "../runtime/iteration-context.js";
+import type { IterationRequest } from "../runtime/iteration-result.js";
 import type { Loop } from "../runtime/loop.js";
-import type { IterationContext } from "../runtime/phase-runner.js";
 import { assertToken, claimedToken } from "../runtime/tokens.js";
 import { newSpanId } from "../runtime/trace.js";
 import type { PulseCloudEvent, Token, TokenName } from "../tokens/types.js";
@@ -105,4 +106,21 @@ export function entryFor(loop: Loop, envelope: PulseCloudEvent): { entry?: strin
   const toPhase = (envelope as unknown as Record<string, unknown>)[EXTENSIONS.toPhase];
   if (typeof toPhase === "string" && loop.compiled.byId.has(toPhase)) return { entry: toPhase, viaCadence: false };
   return { viaCadence: false };
+}
+
+/**
+ * The iteration a received signal starts: in the workspace the envelope names (else the host's),
+ * at the entry entryFor() chooses, with the token as input and the signal recorded as its cause.
+ */
+export function signalRequest(loop: Loop, envelope: PulseCloudEvent, defaultWorkspace: string): IterationRequest {
+  const route = entryFor(loop, envelope);
+  const workspace = (envelope as unknown as Record<string, unknown>)[EXTENSIONS.workspace];
+  const request: IterationRequest = {
+    workspace: typeof workspace === "string" ? workspace : defaultWorkspace,
+    input: envelope.data,
+    tokens: [envelope.data as never],
+    cause: { signal: envelope.id, source: envelope.source, trace_id: envelope.subject.replace(/^trace_id:/, "") },
+  };
+  if (route.entry) request.entry = route.entry;
+  return request;
 }

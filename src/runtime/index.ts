@@ -1,7 +1,14 @@
-/** The runtime's public API. */
-export { createRuntime, Runtime, DEFAULT_QUORUM_THRESHOLD, type RuntimeOptions, type LoadOptions } from "./runtime.js";
-export { Loop, type IterationRequest, type IterationResult, type PhaseReport, type ErrorReport, type LoopHooks, type LoopSnapshot } from "./loop.js";
-export type { PhaseContext, PhaseHandler, IterationContext, PhaseOutcome } from "./phase-runner.js";
+/**
+ * The runtime's API, without the embedded default adapters: `createRuntime`, which binds them,
+ * is exported by the package entry (src/index.ts, from the composition root src/embedded.ts).
+ */
+export { Runtime, DEFAULT_QUORUM_THRESHOLD, type RuntimeOptions, type LoadOptions } from "./runtime.js";
+export { Loop, type LoopHooks } from "./loop.js";
+export type { IterationRequest, IterationResult, PhaseReport, ErrorReport } from "./iteration-result.js";
+export type { LoopSnapshot } from "./snapshot.js";
+export type { PhaseContext, PhaseHandler } from "./handler-context.js";
+export type { IterationContext } from "./iteration-context.js";
+export type { PhaseOutcome } from "./phase-runner.js";
 export type { RuntimeEvent, IterationStatus, CircuitState, Listener } from "./events.js";
 export type { LoopStatus } from "./machine.js";
 export type { LoopTelemetry, PhaseStats } from "./telemetry.js";

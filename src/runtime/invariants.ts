@@ -6,7 +6,7 @@
  */
 import type { CompiledLoop, CompiledPhase } from "./compiled-loop.js";
 import { InvariantViolation } from "./errors.js";
-import type { ActRecord, IterationContext } from "./phase-runner.js";
+import type { ActRecord, IterationContext } from "./iteration-context.js";
 import { claimedToken } from "./tokens.js";
 
 /**

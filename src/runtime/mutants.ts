@@ -1,8 +1,12 @@
 /**
  * Deliberately broken variants of the runtime, one per conformance test of §12, switched on only
- * by `pulse-conform selftest` (RuntimeOptions.mutant). Each breaks exactly the behaviour its test
- * checks, so the suite proves it can fail: the unmodified runtime must pass 12/12 and every
- * mutant must fail its target test. Never set outside the conformance self-test.
+ * by `pulse-conform selftest`. Each breaks exactly the behaviour its test checks, so the suite
+ * proves it can fail: the unmodified runtime must pass 12/12 and every mutant must fail its
+ * target test.
+ *
+ * This module is the internal entry the conformance harness uses: the switch is an option under
+ * a symbol that no package entry exports (`withMutant(options, name)`), so RuntimeOptions and
+ * HostOptions, the public API, have no way to name a mutant.
  */
 export const MUTANTS = {
   "interleaved-writes": "phase writes bypass the phase transaction (test 1, phase_atomicity_under_concurrency)",
@@ -23,4 +27,21 @@ export type MutantName = keyof typeof MUTANTS;
 
 export function isMutantName(name: string): name is MutantName {
   return Object.hasOwn(MUTANTS, name);
+}
+
+/** The option key a mutant travels under (spreading options keeps it). */
+export const MUTANT: unique symbol = Symbol("pulse.conformance.mutant");
+
+interface Mutated {
+  [MUTANT]?: MutantName;
+}
+
+/** The options with a mutant switched on (conformance self-test only). */
+export function withMutant<T extends object>(options: T, mutant: MutantName | undefined): T {
+  return mutant === undefined ? options : ({ ...options, [MUTANT]: mutant } as T);
+}
+
+/** The mutant switched on in runtime or host options, if any. */
+export function mutantOf(options: object): MutantName | undefined {
+  return (options as Mutated)[MUTANT];
 }

@@ -4,65 +4,20 @@
  * rollback and the phase's failure directive (retry with exponential backoff on the clock).
  * The runner decides; the executor records the transition.
  */
-import type { BoundSubstrateSet, SubstrateSet } from "../substrates/contracts.js";
-import type { Span } from "@opentelemetry/api";
+import type { SubstrateSet } from "../substrates/contracts.js";
 import type { Clock } from "./clock.js";
 import type { CompiledLoop, CompiledPhase, FailureDirective } from "./compiled-loop.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { HandlerError, InvariantViolation, isRetryable, NoHandlerError, PermissionDeniedError, PhaseTimeoutError, PolicyDeniedError, PulseError } from "./errors.js";
 import type { EventStream } from "./events.js";
+import { HandlerContext, LazyAbort, type PhaseContext, type PhaseHandler } from "./handler-context.js";
 import type { IdempotencyCache, IdempotencyEntry } from "./idempotency.js";
+import type { ActRecord, IterationContext } from "./iteration-context.js";
 import { PhaseScope, guarded, type Breakers } from "./phase-scope.js";
 import { phaseSignature } from "./signature.js";
-import type { TokenLedger } from "./tokens.js";
 import { checkFeedbackPath, checkKappaRouting, checkOutcomeGrounding, checkQuorum } from "./invariants.js";
 import { endSpan, startPhaseSpan } from "./tracing.js";
-import type { Token } from "../tokens/types.js";
 import type { MutantName } from "./mutants.js";
-
-export interface PhaseContext {
-  input: unknown;
-  phase: CompiledPhase["phase"];
-  loop_id: string;
-  workspace_id: string;
-  trace_id: string;
-  /** 1-based iteration number in this workspace. */
-  iteration: number;
-  /** 0 for the first attempt, then 1, 2, … on retries. */
-  attempt: number;
-  signature: string;
-  /** Aborted when the phase times out or the host stops. */
-  signal: AbortSignal;
-  /** The loop's substrates, with this iteration's trace_id and workspace on every call. */
-  substrates: BoundSubstrateSet;
-  /** Tokens seen so far in this iteration (latest of each kind). */
-  tokens: readonly Token[];
-  clock: Clock;
-}
-
-export type PhaseHandler = (ctx: PhaseContext) => unknown;
-
-export interface ActRecord {
-  phase_id: string;
-  action_id: string;
-  causal_parent_ids: string[];
-}
-
-/** What an iteration knows while it runs; discarded when it ends. */
-export interface IterationContext {
-  traceId: string;
-  workspaceId: string;
-  number: number;
-  /** Actor of the policy check and agent of the permission check for this iteration's acts. */
-  agentId: string;
-  tokens: TokenLedger;
-  acts: ActRecord[];
-  /** Invariant violations not yet written to the audit trail. */
-  violations: InvariantViolation[];
-  span: Span;
-  /** Recently committed acts of the workspace: a learn may ground on an OutcomeSignal about one. */
-  knownAction: (actionId: string) => boolean;
-}
 
 export type PhaseOutcome =
   | { kind: "completed"; output: unknown; signature: string; replayed: boolean; attempts?: number; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number }
@@ -86,63 +41,6 @@ export interface RunnerOptions {
    * may add tokens to the iteration, and its failure is the phase's failure.
    */
   duringPhase?: (event: { phase: CompiledPhase; input: unknown; output: unknown; signature: string; iteration: IterationContext }) => Promise<void>;
-}
-
-/** What a handler receives; a class so the per-phase allocation stays cheap (getters on the prototype). */
-class HandlerContext implements PhaseContext {
-  readonly phase: CompiledPhase["phase"];
-  readonly workspace_id: string;
-  readonly trace_id: string;
-  readonly iteration: number;
-
-  constructor(
-    readonly input: unknown,
-    compiled: CompiledPhase,
-    readonly loop_id: string,
-    private readonly it: IterationContext,
-    readonly attempt: number,
-    readonly signature: string,
-    private readonly controller: LazyAbort,
-    private readonly scope: PhaseScope,
-    readonly clock: Clock,
-  ) {
-    this.phase = compiled.phase;
-    this.workspace_id = it.workspaceId;
-    this.trace_id = it.traceId;
-    this.iteration = it.number;
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  get substrates(): BoundSubstrateSet {
-    return this.scope.substrates;
-  }
-
-  get tokens(): readonly Token[] {
-    return this.it.tokens.all();
-  }
-}
-
-/** An AbortController made only when someone asks for its signal: most phases never do. */
-class LazyAbort {
-  private controller: AbortController | undefined;
-  private reason: unknown;
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.reason !== undefined) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
-  abort(reason: unknown): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    this.controller?.abort(reason);
-  }
 }
 
 /** The reason a failed attempt's signal carries (a reason-less abort builds a DOMException each time). */

@@ -1,14 +1,14 @@
 /**
- * The runtime a host imports: register phase handlers, load manifests (validated; an invalid
- * one is refused with its diagnostics), bind substrates through the registry, run iterations.
+ * The runtime: register phase handlers, load manifests (validated; an invalid one is refused with
+ * its diagnostics), bind substrates through the registry, run iterations. It depends on the
+ * substrate contracts only: the embedded default adapters are bound where the program is
+ * assembled (src/embedded.ts, whose `createRuntime` is what the package exports).
  *
  *   const runtime = await createRuntime();
  *   runtime.handle("retrieve_ctx", async ({ input, substrates }) => …);
  *   const loop = await runtime.load("manifests/graphonomous.continual_learning.yaml");
  *   const result = await loop.runIteration({ workspace: "ws_1", input: { query: "…" } });
  */
-import { httpSubstrateFactory } from "../../adapters/http/client.js";
-import { inMemorySubstrateFactory } from "../../adapters/memory/index.js";
 import type { Manifest } from "../manifest/types.js";
 import { readSource } from "../source/load.js";
 import type { SubstrateSet } from "../substrates/contracts.js";
@@ -23,13 +23,16 @@ import { EventStream, type Listener } from "./events.js";
 import { IdempotencyCache } from "./idempotency.js";
 import { Loop, type LoopHooks } from "./loop.js";
 import { buildLoopMachine, LoopStepper } from "./machine.js";
-import type { PhaseHandler } from "./phase-runner.js";
+import type { PhaseHandler } from "./handler-context.js";
 import { initSignatures } from "./signature.js";
-import type { MutantName } from "./mutants.js";
+import { mutantOf, type MutantName } from "./mutants.js";
 
 export interface RuntimeOptions {
   clock?: Clock;
-  /** Scheme → adapter bindings; by default every URI is served by the in-memory adapters. */
+  /**
+   * Scheme → adapter bindings. `createRuntime` adds the embedded defaults under whatever is
+   * registered here: http(s) URIs to the HTTP substrate client, every other URI in memory.
+   */
   registry?: SubstrateRegistry;
   /** Idempotency cache entries kept per workspace (least recently used go first). */
   idempotencyCacheSize?: number;
@@ -40,8 +43,6 @@ export interface RuntimeOptions {
   /** Used for phases no other handler covers (e.g. `pulse run`'s recording handlers). */
   defaultHandler?: PhaseHandler;
   hooks?: LoopHooks;
-  /** A deliberately broken variant, for `pulse-conform selftest` only (see mutants.ts). */
-  mutant?: MutantName;
 }
 
 export interface LoadOptions {
@@ -67,16 +68,15 @@ export class Runtime {
   private readonly byPhase = new Map<string, PhaseHandler>();
   private readonly byKind = new Map<string, PhaseHandler>();
   private readonly idempotency: IdempotencyCache;
+  /** The conformance self-test's broken variant, if one is switched on (mutants.ts). */
+  private readonly mutant: MutantName | undefined;
 
+  /** A runtime bound to exactly the registry given; `createRuntime` (src/embedded.ts) adds the embedded defaults. */
   constructor(private readonly options: RuntimeOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.registry = options.registry ?? new SubstrateRegistry();
-    // The embedded defaults, under whatever the host registered itself: an http(s) URI names a
-    // service speaking docs/substrates-http.md (never silently replaced by memory), any other
-    // URI the in-memory adapters.
-    for (const scheme of ["http", "https"]) if (!this.registry.hasScheme(scheme)) this.registry.scheme(scheme, httpSubstrateFactory());
-    if (!this.registry.hasFallback) this.registry.fallbackTo(inMemorySubstrateFactory());
-    this.idempotency = new IdempotencyCache(options.idempotencyCacheSize, options.mutant === "tenantless-cache");
+    this.mutant = mutantOf(options);
+    this.idempotency = new IdempotencyCache(options.idempotencyCacheSize, this.mutant === "tenantless-cache");
   }
 
   /** Handler for a phase id (in any loop), or `"<loop_id>/<phase_id>"` for one loop only. */
@@ -115,7 +115,7 @@ export class Runtime {
       value = manifest;
     }
     // Cross-manifest references are the host's concern; a single loop only needs to be valid.
-    if (!result.valid && this.options.mutant !== "no-validation") throw new ManifestRejectedError(result.file, result.diagnostics);
+    if (!result.valid && this.mutant !== "no-validation") throw new ManifestRejectedError(result.file, result.diagnostics);
     const compiled = compileLoop(structuredClone(value) as Manifest);
     if (this.loops.has(compiled.loopId)) throw new PulseError("LOOP_EXISTS", `loop ${compiled.loopId} is already loaded in this runtime`);
     const bound = this.registry.bind(compiled.manifest.substrates as unknown as Record<string, string | null>);
@@ -134,7 +134,7 @@ export class Runtime {
         resolveHandler: (l, phase) => this.resolveHandler(l, phase),
         hooks: this.options.hooks ?? {},
         events: this.events,
-        mutant: this.options.mutant,
+        mutant: this.mutant,
       },
       new LoopStepper(buildLoopMachine(compiled)),
     );
@@ -154,9 +154,4 @@ export class Runtime {
   subscribe(listener: Listener): () => void {
     return this.events.subscribe(listener);
   }
-}
-
-export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
-  await initSignatures();
-  return new Runtime(options);
 }

@@ -7,6 +7,7 @@ import { buildEnvelope, envelopeId, readEnvelope } from "../../src/connections/e
 import type { Escalation } from "../../src/host/index.js";
 import type { Connection } from "../../src/manifest/types.js";
 import { VirtualClock, initSignatures } from "../../src/runtime/index.js";
+import { withMutant } from "../../src/runtime/mutants.js";
 import type { PulseCloudEvent, Token } from "../../src/tokens/types.js";
 import { TRACE } from "../runtime/harness.js";
 import {
@@ -88,7 +89,7 @@ describe("in-process delivery (§3.5, §8.5)", () => {
 
   it("the drops-signal mutant acknowledges signals without delivering them (the unmodified host delivers)", async () => {
     for (const mutant of [undefined, "drops-signal"] as const) {
-      const { host, events, received } = await oneHost(connectionTo(), { host: mutant ? { mutant } : {} });
+      const { host, events, received } = await oneHost(connectionTo(), { host: withMutant({}, mutant) });
       host.start();
       await host.trigger("t.a", { input: { n: 1 } });
       await host.stop();

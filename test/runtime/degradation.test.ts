@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { inMemorySubstrates } from "../../adapters/memory/index.js";
 import { withFaults } from "../../adapters/testing/faults.js";
-import { createRuntime, VirtualClock, type RuntimeEvent } from "../../src/runtime/index.js";
+import { createRuntime, VirtualClock, type RuntimeEvent } from "../../src/index.js";
 import { manifestWith, validHandlers } from "./harness.js";
 
 async function faulty(options: { onSubstrateUnavailable?: "pause" | "skip"; retry?: boolean } = {}) {

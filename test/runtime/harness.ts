@@ -1,6 +1,6 @@
 /** A runtime on virtual time with in-memory substrates the test can inspect. */
 import { inMemorySubstrates, type InMemorySubstrateSet } from "../../adapters/memory/index.js";
-import { createRuntime, VirtualClock, type LoadOptions, type PhaseHandler, type RuntimeOptions } from "../../src/runtime/index.js";
+import { createRuntime, VirtualClock, type LoadOptions, type PhaseHandler, type RuntimeOptions } from "../../src/index.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 import { baseManifest } from "../helpers/manifests.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { inMemorySubstrates } from "../../adapters/memory/index.js";
-import { canonicalJson, createRuntime, VirtualClock, type PhaseHandler } from "../../src/runtime/index.js";
+import { canonicalJson, createRuntime, VirtualClock, type PhaseHandler } from "../../src/index.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 
 type Behaviour = "ok" | "throw" | "ungrounded" | "fast_on_kappa" | "rewrite" | "bad_token";

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { inMemorySubstrates } from "../../adapters/memory/index.js";
 import { createSubstrateServer } from "../../adapters/http/server.js";
 import { httpSubstrates } from "../../adapters/http/client.js";
-import { createRuntime, VirtualClock } from "../../src/runtime/index.js";
+import { createRuntime, Runtime, VirtualClock, withEmbeddedDefaults } from "../../src/index.js";
 import { SubstrateRegistry } from "../../src/substrates/registry.js";
 import { manifestWith, validHandlers, TRACE } from "./harness.js";
 
@@ -77,6 +77,15 @@ describe("binding substrates by URI", () => {
     const loop = await runtime.load(manifestWith((m) => (m.substrates.memory = "http://unreachable.invalid/")));
     expect((await loop.runIteration()).status).toBe("completed");
     expect(made.sort()).toEqual(["audit memory://a", "auth memory://u", "memory http://unreachable.invalid/", "policy memory://p"]);
+  });
+
+  it("the runtime core binds exactly the registry it is given; createRuntime (the composition root) adds the embedded defaults", async () => {
+    const core = new Runtime({ clock: new VirtualClock(0) });
+    const refused = await core.load(manifestWith(() => {})).catch((e: Error) => e);
+    expect(String(refused)).toMatch(/no substrate adapter for memory "memory:\/\/m"/);
+    const bound = new Runtime({ clock: new VirtualClock(0), registry: withEmbeddedDefaults() });
+    for (const [k, h] of Object.entries(validHandlers())) bound.handleKind(k, h);
+    expect((await (await bound.load(manifestWith(() => {}))).runIteration()).status).toBe("completed");
   });
 
   it("degrades instead of spinning when the HTTP substrate goes away", async () => {

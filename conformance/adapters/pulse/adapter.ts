@@ -5,7 +5,7 @@
  */
 import { createHost, type Host } from "../../../src/host/index.js";
 import { ManifestRejectedError, PulseError, systemClock, VirtualClock, type Clock } from "../../../src/runtime/index.js";
-import { isMutantName, MUTANTS } from "../../../src/runtime/mutants.js";
+import { isMutantName, MUTANTS, withMutant } from "../../../src/runtime/mutants.js";
 import type { SubstrateSet } from "../../../src/substrates/contracts.js";
 import { httpSubstrates } from "../../../adapters/http/client.js";
 import { inMemorySubstrates } from "../../../adapters/memory/index.js";
@@ -112,12 +112,13 @@ export class PulseAdapter {
         }
       });
     }
-    const host = await createHost({
+    // Mutants are switched on through the runtime's internal entry, never its public options.
+    const options = {
       clock,
-      ...(p.mutant ? { mutant: p.mutant as never } : {}),
       ...(p.circuit ? { circuit: { failureThreshold: p.circuit.failure_threshold, cooldownMs: p.circuit.cooldown_ms } } : {}),
       onEscalation: () => undefined,
-    });
+    };
+    const host = await createHost(withMutant(options, p.mutant !== undefined && isMutantName(p.mutant) ? p.mutant : undefined));
     host.start();
     this.session = { host, clock, virtual, substrates, faults, calls, counters: new Map() };
     return {};

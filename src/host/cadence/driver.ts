@@ -4,7 +4,8 @@
  * time per workspace, nothing while paused, stopped or degraded before the circuit allows a probe).
  */
 import type { Clock } from "../../runtime/clock.js";
-import type { IterationRequest, IterationResult, Loop } from "../../runtime/loop.js";
+import type { IterationRequest, IterationResult } from "../../runtime/iteration-result.js";
+import type { Loop } from "../../runtime/loop.js";
 
 export interface CadenceContext {
   loop: Loop;

@@ -1,0 +1,31 @@
+/**
+ * The composition root: where the runtime and the host, which depend on the substrate contracts
+ * only, meet the embedded default adapters. `createRuntime` and `createHost`, as the package
+ * exports them (`pulse`, `pulse/host`), bind under whatever the caller registered: an http(s)
+ * URI names a service speaking docs/substrates-http.md (never silently replaced by memory), and
+ * any other URI is served by the in-memory adapters.
+ */
+import { httpSubstrateFactory } from "../adapters/http/client.js";
+import { inMemorySubstrateFactory } from "../adapters/memory/index.js";
+import { Host, type HostOptions } from "./host/host.js";
+import { Runtime, type RuntimeOptions } from "./runtime/runtime.js";
+import { initSignatures } from "./runtime/signature.js";
+import { SubstrateRegistry } from "./substrates/registry.js";
+
+/** Adds the embedded defaults to the registry (a new one when none is given), under its own bindings. */
+export function withEmbeddedDefaults(registry: SubstrateRegistry = new SubstrateRegistry()): SubstrateRegistry {
+  for (const scheme of ["http", "https"]) if (!registry.hasScheme(scheme)) registry.scheme(scheme, httpSubstrateFactory());
+  if (!registry.hasFallback) registry.fallbackTo(inMemorySubstrateFactory());
+  return registry;
+}
+
+/** A runtime with the embedded default adapters (see RuntimeOptions.registry for your own). */
+export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  await initSignatures();
+  return new Runtime({ ...options, registry: withEmbeddedDefaults(options.registry) });
+}
+
+/** A host (and its runtime) with the embedded default adapters. */
+export function createHost(options: HostOptions = {}): Promise<Host> {
+  return Host.assemble({ ...options, registry: withEmbeddedDefaults(options.registry) });
+}
