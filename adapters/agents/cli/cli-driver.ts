@@ -26,8 +26,13 @@ export interface CliDriverOptions {
   extraArgs?: string[];
   /** Override the preset's way of giving the prompt. */
   promptVia?: PromptVia;
-  /** Give each run a fresh HOME and XDG folders even without an endpoint (always with one). */
+  /**
+   * Give the agent a private HOME and XDG folders even without an endpoint (always with one), so
+   * the user's own CLI settings and logins are not used. One per driver, kept across its runs so
+   * sessions can be resumed; removed by close(). `homeDir` names a folder to use (and keep) instead.
+   */
   isolateHome?: boolean;
+  homeDir?: string;
   /** Defaults of each call: wall clock 15 min, silence 5 min. */
   timeoutMs?: number;
   silenceTimeoutMs?: number;
@@ -52,6 +57,8 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 export class CliDriver implements AgentDriver {
   readonly name: string;
   readonly capabilities;
+
+  private privateHome: string | undefined;
 
   constructor(
     readonly preset: CliPreset,
@@ -78,7 +85,7 @@ export class CliDriver implements AgentDriver {
     const parentEnv = o.parentEnv ?? process.env;
     const runDir = mkdtempSync(join(tmpdir(), `pulse-agent-${preset.name}-`));
     try {
-      const privateHome = o.endpoint || o.isolateHome ? join(runDir, "home") : undefined;
+      const privateHome = o.homeDir ?? (o.endpoint || o.isolateHome ? this.home() : undefined);
       if (privateHome) for (const d of ["", ".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(privateHome, d), { recursive: true });
 
       const values: Record<string, string | undefined> = { cwd: request.cwd, home: privateHome, maxTurns: request.maxTurns?.toString() };
@@ -184,6 +191,22 @@ export class CliDriver implements AgentDriver {
     } finally {
       rmSync(runDir, { recursive: true, force: true });
     }
+  }
+
+  /** Removes the driver's private home (sessions kept there can no longer be resumed). */
+  close(): void {
+    if (this.privateHome) rmSync(this.privateHome, { recursive: true, force: true });
+    this.privateHome = undefined;
+  }
+
+  private home(): string {
+    if (!this.privateHome) {
+      const dir = mkdtempSync(join(tmpdir(), `pulse-agent-home-${this.preset.name}-`));
+      this.privateHome = dir;
+      // A program that never calls close() still leaves no home behind.
+      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    }
+    return this.privateHome;
   }
 
   private toResult(outcome: ProcessOutcome, state: StreamState, stderrLines: string[], warnings: string[], started: number): AgentResult {

@@ -12,6 +12,8 @@ import { join } from "node:path";
 export interface MockTask {
   /** Absolute path of the workspace the agent works in. */
   workspace: string;
+  /** Answer the final text at once, without doing the work (an agent that claims success). */
+  lazy?: boolean;
   /** Path, relative to the workspace, of the file the agent must write. */
   file: string;
   content: string;
@@ -25,6 +27,8 @@ export interface RecordedRequest {
   tools: string[];
   /** What the mock did: called a tool (its name) or answered with text. */
   answered: string;
+  /** Messages (turns) in the request: a resumed session sends its history. */
+  messages: number;
 }
 
 export interface MockModelServer {
@@ -61,7 +65,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
 
   const decide = (tools: ToolSpec[], sawToolResult: boolean): Decision => {
     if (!task || tools.length === 0) return { kind: "text", text: "Mock title" };
-    if (sawToolResult) return { kind: "text", text: task.finalText };
+    if (sawToolResult || task.lazy) return { kind: "text", text: task.finalText };
     const target = join(task.workspace, task.file);
     const writer = WRITE_TOOLS.map((n) => tools.find((t) => t.name === n)).find(Boolean);
     if (writer) {
@@ -108,7 +112,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
       } catch (e) {
         return json(res, 500, { error: { message: String(e) } });
       }
-      requests.push({ api: "other", path, tools: [], answered: "404" });
+      requests.push({ api: "other", path, tools: [], answered: "404", messages: 0 });
       json(res, 404, { error: { message: `mock model server: no route ${path}` } });
     });
   });
@@ -119,7 +123,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     const messages = (body.messages as { role: string }[]) ?? [];
     const tools = ((body.tools as { function: { name: string; parameters?: object } }[]) ?? []).map((t) => ({ name: t.function.name, schema: (t.function.parameters ?? {}) as Record<string, unknown> }));
     const d = decide(tools, messages.some((m) => m.role === "tool"));
-    record("chat", "/v1/chat/completions", body.model, tools, d);
+    record("chat", "/v1/chat/completions", body.model, tools, d, messages.length);
     const id = `chatcmpl-${serial}`;
     const model = String(body.model ?? "mock-model");
     const usage = { prompt_tokens: USAGE.input, completion_tokens: USAGE.output, total_tokens: USAGE.input + USAGE.output };
@@ -144,7 +148,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     const input = (body.input as { type?: string }[]) ?? [];
     const tools = ((body.tools as { type: string; name?: string; parameters?: object }[]) ?? []).filter((t) => t.name).map((t) => ({ name: t.name!, schema: (t.parameters ?? {}) as Record<string, unknown> }));
     const d = decide(tools, input.some((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output" || i.type === "local_shell_call_output"));
-    record("responses", "/v1/responses", body.model, tools, d);
+    record("responses", "/v1/responses", body.model, tools, d, input.length);
     const id = `resp_${serial}`;
     const item = d.tool
       ? { type: "function_call", id: `fc_${serial}`, call_id: `call_${serial}`, name: d.tool.name, arguments: JSON.stringify(d.tool.args), status: "completed" }
@@ -170,7 +174,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     const tools = ((body.tools as { name: string; input_schema?: object }[]) ?? []).filter((t) => t.name).map((t) => ({ name: t.name, schema: (t.input_schema ?? {}) as Record<string, unknown> }));
     const sawResult = messages.some((m) => Array.isArray(m.content) && (m.content as { type: string }[]).some((c) => c.type === "tool_result"));
     const d = decide(tools, sawResult);
-    record("anthropic", "/v1/messages", body.model, tools, d);
+    record("anthropic", "/v1/messages", body.model, tools, d, messages.length);
     const id = `msg_${serial}`;
     const content = d.tool ? [{ type: "tool_use", id: `toolu_${serial}`, name: d.tool.name, input: d.tool.args }] : [{ type: "text", text: d.text }];
     const stop = d.tool ? "tool_use" : "end_turn";
@@ -200,7 +204,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     const tools = decls.map((f) => ({ name: f.name, schema: (f.parametersJsonSchema ?? f.parameters ?? {}) as Record<string, unknown> }));
     const d = decide(tools, contents.some((c) => (c.parts ?? []).some((p) => p.functionResponse)));
     const model = /models\/([^:]+):/.exec(path)?.[1];
-    record("gemini", path, model, tools, d);
+    record("gemini", path, model, tools, d, contents.length);
     const parts = d.tool ? [{ functionCall: { name: d.tool.name, args: d.tool.args } }] : [{ text: d.text }];
     const usageMetadata = { promptTokenCount: USAGE.input, candidatesTokenCount: USAGE.output, totalTokenCount: USAGE.input + USAGE.output };
     const reply = { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata, modelVersion: model };
@@ -215,8 +219,8 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     res.end();
   }
 
-  function record(api: RecordedRequest["api"], path: string, model: unknown, tools: ToolSpec[], d: Decision) {
-    const r: RecordedRequest = { api, path, tools: tools.map((t) => t.name), answered: d.tool ? d.tool.name : "text" };
+  function record(api: RecordedRequest["api"], path: string, model: unknown, tools: ToolSpec[], d: Decision, messages = 0) {
+    const r: RecordedRequest = { api, path, tools: tools.map((t) => t.name), answered: d.tool ? d.tool.name : "text", messages };
     if (typeof model === "string") r.model = model;
     requests.push(r);
   }

@@ -1,0 +1,118 @@
+/**
+ * Workspace evidence from git: what an iteration did, measured rather than claimed. A commit is
+ * HEAD having moved from the start; files changed are the union of what was committed since the
+ * start and what is changed now; no progress is neither.
+ */
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { currentBranch, dirtyPaths, git, headSha } from "./git.js";
+
+export interface EvidenceStart {
+  /** HEAD when the iteration started; null in a repository without commits. */
+  startSha: string | null;
+  branch: string | null;
+  /** Paths already changed at the start: not this iteration's work unless changed again. */
+  dirtyAtStart: Record<string, string>;
+}
+
+export interface Commit {
+  sha: string;
+  subject: string;
+}
+
+export interface WorkspaceEvidence {
+  startSha: string | null;
+  headSha: string | null;
+  branch: string | null;
+  commits: Commit[];
+  filesCommitted: string[];
+  filesUncommitted: string[];
+  /** Union of both, sorted. */
+  filesChanged: string[];
+  diffStat: { files: number; insertions: number; deletions: number };
+  progress: boolean;
+}
+
+export async function startEvidence(cwd: string): Promise<EvidenceStart> {
+  const [startSha, branch, dirty] = await Promise.all([headSha(cwd), currentBranch(cwd), dirtyPaths(cwd)]);
+  return { startSha, branch, dirtyAtStart: await fingerprints(cwd, dirty) };
+}
+
+export async function collectEvidence(cwd: string, start: EvidenceStart): Promise<WorkspaceEvidence> {
+  const [head, branch, dirty] = await Promise.all([headSha(cwd), currentBranch(cwd), dirtyPaths(cwd)]);
+  const moved = head !== null && head !== start.startSha;
+  const range = start.startSha ? `${start.startSha}..HEAD` : "HEAD";
+  const commits: Commit[] = [];
+  let filesCommitted: string[] = [];
+  if (moved) {
+    const log = await git(cwd, ["log", "--format=%H%x00%s", range]);
+    for (const line of log.stdout.split("\n").filter(Boolean)) {
+      const [sha, subject] = line.split("\0");
+      commits.push({ sha: sha!, subject: subject ?? "" });
+    }
+    const names = start.startSha ? await git(cwd, ["diff", "--name-only", "-z", start.startSha, "HEAD"]) : await git(cwd, ["ls-tree", "-r", "--name-only", "-z", "HEAD"]);
+    filesCommitted = names.stdout.split("\0").filter(Boolean);
+  }
+  // A path dirty at the start counts only if it changed again since.
+  const now = await fingerprints(cwd, dirty);
+  const filesUncommitted = dirty.filter((p) => start.dirtyAtStart[p] === undefined || start.dirtyAtStart[p] !== now[p]);
+  const filesChanged = [...new Set([...filesCommitted, ...filesUncommitted])].sort();
+  return {
+    startSha: start.startSha,
+    headSha: head,
+    branch,
+    commits,
+    filesCommitted: filesCommitted.sort(),
+    filesUncommitted: filesUncommitted.sort(),
+    filesChanged,
+    diffStat: await diffStat(cwd, start.startSha, filesUncommitted),
+    progress: moved || filesUncommitted.length > 0,
+  };
+}
+
+/** Insertions and deletions from the start to the working tree, untracked files counted by lines. */
+async function diffStat(cwd: string, base: string | null, uncommitted: string[]): Promise<WorkspaceEvidence["diffStat"]> {
+  let insertions = 0;
+  let deletions = 0;
+  const files = new Set<string>();
+  if (base) {
+    const { stdout } = await git(cwd, ["diff", "--numstat", "-z", base]);
+    // -z numstat: "ins\tdel\tpath\0", or "ins\tdel\t\0from\0to\0" for renames.
+    const parts = stdout.split("\0");
+    for (let i = 0; i < parts.length; i++) {
+      const m = /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(parts[i]!);
+      if (!m) continue;
+      insertions += m[1] === "-" ? 0 : Number(m[1]);
+      deletions += m[2] === "-" ? 0 : Number(m[2]);
+      if (m[3]) files.add(m[3]);
+      else files.add(parts[(i += 2)]!);
+    }
+  }
+  const untracked = (await git(cwd, ["ls-files", "--others", "--exclude-standard", "-z"])).stdout.split("\0").filter(Boolean);
+  for (const path of untracked) {
+    if (!uncommitted.includes(path) || files.has(path)) continue;
+    files.add(path);
+    const { stdout } = await git(cwd, ["diff", "--no-index", "--numstat", "/dev/null", path], { allowFail: true });
+    insertions += Number(/^(\d+)/.exec(stdout)?.[1] ?? 0);
+  }
+  return { files: files.size, insertions, deletions };
+}
+
+/** A content fingerprint of each path (blob hash, or "deleted"), to tell whether it changed again. */
+async function fingerprints(cwd: string, paths: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const present = paths.filter((p) => {
+    const ok = existsSync(join(cwd, p)) && !statSync(join(cwd, p)).isDirectory();
+    if (!ok) out[p] = "deleted";
+    return ok;
+  });
+  // One git call per 500 paths: hash-object takes many files at once.
+  for (let i = 0; i < present.length; i += 500) {
+    const batch = present.slice(i, i + 500);
+    const { stdout } = await git(cwd, ["hash-object", "--no-filters", "--", ...batch]);
+    stdout.split("\n").forEach((sha, k) => {
+      if (k < batch.length) out[batch[k]!] = sha.trim();
+    });
+  }
+  return out;
+}

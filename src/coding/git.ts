@@ -1,0 +1,69 @@
+/**
+ * Running git for the kit: argument arrays (never a shell), a fixed environment so a user's
+ * pager or editor settings never hang a loop, and errors that quote git's own words.
+ */
+import { execFile } from "node:child_process";
+
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly code: number | null,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.join(" ")} failed${code !== null ? ` (exit ${code})` : ""}: ${stderr.trim().split("\n").slice(-3).join(" ") || "no message"}`);
+    this.name = "GitError";
+  }
+}
+
+const GIT_ENV = { GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", PAGER: "cat", GIT_EDITOR: "true", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" };
+
+export function git(cwd: string, args: readonly string[], options: { allowFail?: boolean; timeoutMs?: number } = {}): Promise<{ stdout: string; code: number }> {
+  return new Promise((resolve, reject) => {
+    execFile("git", args as string[], { cwd, env: { ...process.env, ...GIT_ENV }, maxBuffer: 64 << 20, timeout: options.timeoutMs ?? 60_000 }, (error, stdout, stderr) => {
+      if (!error) return resolve({ stdout, code: 0 });
+      const code = typeof (error as { code?: unknown }).code === "number" ? ((error as { code: number }).code) : null;
+      if (options.allowFail && code !== null) return resolve({ stdout, code });
+      reject(new GitError(args, code, stderr || error.message));
+    });
+  });
+}
+
+/** The commit HEAD points at, or null in a repository without commits. */
+export async function headSha(cwd: string): Promise<string | null> {
+  const r = await git(cwd, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], { allowFail: true });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+export async function currentBranch(cwd: string): Promise<string | null> {
+  const r = await git(cwd, ["symbolic-ref", "--short", "-q", "HEAD"], { allowFail: true });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/** Paths changed in the working tree and index, untracked included (not ignored ones). */
+export async function dirtyPaths(cwd: string): Promise<string[]> {
+  const { stdout } = await git(cwd, ["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
+  const out: string[] = [];
+  const parts = stdout.split("\0");
+  for (let i = 0; i < parts.length; i++) {
+    const entry = parts[i]!;
+    if (entry.length < 4) continue;
+    out.push(entry.slice(3));
+    if (entry[0] === "R" || entry[0] === "C") i++; // the rename's source follows
+  }
+  return out;
+}
+
+/** An author for commits the kit makes, so a machine without git identity still commits. */
+export const KIT_IDENTITY = ["-c", "user.name=pulse", "-c", "user.email=pulse@localhost"];
+
+export async function hasIdentity(cwd: string): Promise<boolean> {
+  const r = await git(cwd, ["config", "user.email"], { allowFail: true });
+  return r.code === 0 && r.stdout.trim() !== "";
+}
+
+/** `git commit` with the repository's identity, or pulse's when it has none. */
+export async function commit(cwd: string, message: string, options: { allowEmpty?: boolean } = {}): Promise<string> {
+  const identity = (await hasIdentity(cwd)) ? [] : KIT_IDENTITY;
+  await git(cwd, [...identity, "commit", "-q", "--no-verify", ...(options.allowEmpty ? ["--allow-empty"] : []), "-m", message]);
+  return (await headSha(cwd))!;
+}
