@@ -25,7 +25,7 @@ export const TOOL_DEFINITIONS: ToolDefinition[] = [
   { type: "function", function: { name: "write_file", description: "Create or overwrite a file with the given content.", parameters: obj({ path: str("path relative to the workspace"), content: str("the whole new content") }, ["path", "content"]) } },
   { type: "function", function: { name: "edit_file", description: "Replace exact text in a file read before. Fails if the text is not found or occurs more than once (unless replace_all).", parameters: obj({ path: str("path relative to the workspace"), ...editProps }, ["path", "old_string", "new_string"]) } },
   { type: "function", function: { name: "multi_edit", description: "Several exact replacements in one file, applied in order, all or none.", parameters: obj({ path: str("path relative to the workspace"), edits: { type: "array", items: obj(editProps, ["old_string", "new_string"]) } }, ["path", "edits"]) } },
-  { type: "function", function: { name: "shell", description: "Run a shell command in the workspace (bash -lc), with a timeout. Answers the exit code and output.", parameters: obj({ command: str("the command"), timeout_ms: { type: "integer", description: "default 120000" } }, ["command"]) } },
+  { type: "function", function: { name: "shell", description: "Run a shell command in the workspace (bash -c), with a timeout. Answers the exit code and output.", parameters: obj({ command: str("the command"), timeout_ms: { type: "integer", description: "default 120000" } }, ["command"]) } },
 ];
 
 export interface ToolOutcome {
@@ -98,7 +98,7 @@ export class ToolRunner {
     if (typeof args.command !== "string" || !args.command.trim()) return { ok: false, output: "error: command must be a non-empty string" };
     const timeoutMs = typeof args.timeout_ms === "number" && args.timeout_ms > 0 ? Math.min(args.timeout_ms, 30 * 60_000) : (this.options.shellTimeoutMs ?? 120_000);
     const env = buildEnv({ parent: this.options.parentEnv ?? process.env, passThrough: this.options.passEnv ?? [], set: {}, cwd: this.ws.root });
-    const r = await runProcess({ command: "bash", args: ["-lc", args.command], cwd: this.ws.root, env, timeoutMs, killGraceMs: 2000, maxOutputBytes: MAX_TOOL_OUTPUT }, this.options.signal ? { signal: this.options.signal } : {});
+    const r = await runProcess({ command: "bash", args: ["-c", args.command], cwd: this.ws.root, env, timeoutMs, killGraceMs: 2000, maxOutputBytes: MAX_TOOL_OUTPUT }, this.options.signal ? { signal: this.options.signal } : {});
     if (r.reason === "timeout") return { ok: false, output: `error: the command did not finish within ${timeoutMs} ms and was stopped\n${r.stdout}${r.stderr}` };
     if (r.reason === "spawn_error") return { ok: false, output: `error: ${r.error}` };
     const body = `${r.stdout}${r.stderr ? `${r.stdout && !r.stdout.endsWith("\n") ? "\n" : ""}[stderr]\n${r.stderr}` : ""}`;
