@@ -50,6 +50,8 @@ export interface CliPreset {
   exitCodes?: Record<string, AgentStatus>;
   /** Arguments that print the help listing the flags above (`--help` by default). */
   help?: string[];
+  /** Flags that work but the CLI's help does not list (claude's --max-turns): not drift. */
+  hiddenFlags?: string[];
   capabilities: AgentCapabilities;
 }
 
@@ -108,7 +110,8 @@ export function presetFlags(preset: CliPreset): string[] {
     ...(preset.mcp ?? []),
     ...(preset.endpoint?.args ?? []),
   ];
-  return [...new Set(all.filter((a) => /^--?[A-Za-z]/.test(a)).map((a) => a.split("=")[0]!))];
+  const hidden = new Set(preset.hiddenFlags ?? []);
+  return [...new Set(all.filter((a) => /^--?[A-Za-z]/.test(a)).map((a) => a.split("=")[0]!))].filter((f) => !hidden.has(f));
 }
 
 /** Normalises an endpoint's base URL: `http://h:1/v1/` → `http://h:1`. Throws on a URL that is not http(s). */

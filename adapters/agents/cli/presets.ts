@@ -19,6 +19,8 @@ export const BUILTIN_PRESETS: Readonly<Record<string, CliPreset>> = {
     resume: ["--resume", "{sessionId}"],
     maxTurns: ["--max-turns", "{maxTurns}"],
     mcp: ["--mcp-config", "{mcpConfig}", "--strict-mcp-config"],
+    // Works (result subtype error_max_turns) but 2.1.x no longer lists it in --help.
+    hiddenFlags: ["--max-turns"],
     rootEnv: { IS_SANDBOX: "1" },
     passEnv: ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"],
     endpoint: {

@@ -1,0 +1,13 @@
+/**
+ * The coding kit (`pulse/coding`): what every built-in coding loop shares. Signals, git
+ * evidence, worktrees, limits and the progress breaker, notifier, cost ledger.
+ */
+export { resolveSignal, stripCode, type Signal, type SignalSource, type ResolvedSignal, type ResolveInput } from "./signals.js";
+export { startEvidence, collectEvidence, type EvidenceStart, type WorkspaceEvidence, type Commit } from "./evidence.js";
+export { createWorktree, removeWorktree, lockWorktree, checkpoint, recoveryCommit, fastForward, WorktreeError, type Worktree, type WorktreeLock, type CreateWorktreeOptions, type RemoveOptions } from "./worktree.js";
+export { resolveLimits, DEFAULT_LIMITS, STOP_REASONS, LimitsError, type Limits, type StopReason } from "./limits.js";
+export { LoopGuard, type BreakerState, type GuardState, type IterationReport, type Verdict, type Stop } from "./progress-breaker.js";
+export { Notifier, terminalChannel, webhookChannel, desktopChannel, messages, type Notification, type NotificationKind, type NotifierChannel, type NotifierOptions } from "./notifier.js";
+export { CostLedger, DEFAULT_PRICES, priceOf, costOf, type Price, type PriceTable, type LedgerEntry, type LedgerTotals, type CostSource } from "./cost-ledger.js";
+export { phaseAuditSink, substrateAuditSink, type AuditSink } from "./audit-sink.js";
+export { GitError } from "./git.js";
