@@ -77,7 +77,7 @@ export type AgentEvent =
   | { type: "error"; kind: AgentErrorKind; message: string; retryAfterMs?: number };
 
 /**
- * `ok`: the agent finished its turn. `rate_limited`: the provider refused for now; the loop
+ * `ok`: the agent finished its turn. `rate_limited`: the provider refused at the moment; the loop
  * waits (`retryAfterMs`) and this does not count as a failure. `max_turns`/`budget`: a limit the
  * agent itself enforced. `timeout`: wall clock or silence. `error`: it failed. `aborted`: the
  * caller's signal.

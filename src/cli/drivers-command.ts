@@ -4,9 +4,7 @@
  * warning, never a failure: CLIs rename flags between releases).
  */
 import type { Command } from "commander";
-import { AgentsConfigError } from "../../adapters/agents/cli/preset-config.js";
-import { probePreset, type ProbeReport } from "../../adapters/agents/cli/probe.js";
-import { availablePresets } from "../../adapters/agents/create-driver.js";
+import type { ProbeReport } from "../../adapters/agents/cli/probe.js";
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 
@@ -41,6 +39,8 @@ interface Row extends ProbeReport {
 }
 
 export async function runDrivers(opts: DriversCliOptions, io: CliIO): Promise<number> {
+  // Loaded when the command runs, so other subcommands do not pay for the drivers.
+  const [{ AgentsConfigError }, { probePreset }, { availablePresets }] = await Promise.all([import("../../adapters/agents/cli/preset-config.js"), import("../../adapters/agents/cli/probe.js"), import("../../adapters/agents/create-driver.js")]);
   let presets;
   try {
     presets = availablePresets(opts.config, io.env);

@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { addValidateOptions, runValidate, VALIDATE_DESCRIPTION, VALIDATE_HELP, type ValidateCliOptions } from "./validate-command.js";
 import { addDiagramOptions, DIAGRAM_DESCRIPTION, DIAGRAM_HELP, type DiagramCliOptions } from "../diagram/cli-options.js";
 import { addRunOptions, runRun, RUN_DESCRIPTION, RUN_HELP, type RunCliOptions } from "./run-command.js";
-import { addDriversOptions, DRIVERS_DESCRIPTION, DRIVERS_HELP, type DriversCliOptions } from "./drivers-command.js";
+import { addDriversOptions, DRIVERS_DESCRIPTION, DRIVERS_HELP, runDrivers, type DriversCliOptions } from "./drivers-command.js";
 import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
@@ -61,6 +61,6 @@ addRunOptions(program.command("run"))
 addDriversOptions(program.command("drivers"))
   .description(DRIVERS_DESCRIPTION)
   .addHelpText("after", DRIVERS_HELP)
-  .action(async (opts: DriversCliOptions, cmd: Command) => setExitCode(cmd, await (await import("./drivers-command.js")).runDrivers(opts, io)));
+  .action(async (opts: DriversCliOptions, cmd: Command) => setExitCode(cmd, await runDrivers(opts, io)));
 
 process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");
