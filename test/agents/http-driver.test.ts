@@ -99,3 +99,21 @@ describe("HTTP driver (OpenAI-compatible chat completions)", () => {
     expect(mock!.bodies).toHaveLength(3);
   });
 });
+
+describe("HTTP driver against the mock model server the real CLIs use", () => {
+  it("writes the file with its own write_file tool and resolves the signal", async () => {
+    const { startMockModelServer } = await import("./support/mock-model-server.js");
+    const { resolveSignal } = await import("../../src/coding/signals.js");
+    const server = await startMockModelServer();
+    try {
+      server.setTask({ workspace: ws.path, file: "hello.txt", content: "hello from the HTTP driver\n", finalText: "Wrote it.\n<signal>COMPLETE</signal>" });
+      const r = await new HttpDriver({ baseUrl: server.url, model: "mock-model", parentEnv: {} }).run({ prompt: "Create hello.txt", cwd: ws.path });
+      expect(r.status).toBe("ok");
+      expect(readFileSync(join(ws.path, "hello.txt"), "utf8")).toBe("hello from the HTTP driver\n");
+      expect(resolveSignal({ text: r.transcript, toolCalls: r.toolCalls }).signal).toBe("COMPLETE");
+      expect(server.requests.map((q) => q.answered)).toEqual(["write_file", "text"]);
+    } finally {
+      await server.close();
+    }
+  });
+});
