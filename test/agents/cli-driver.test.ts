@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/agents/contract.js";
@@ -125,9 +126,14 @@ describe("CLI driver: prompt, resume, environment", () => {
 
   it("with an endpoint: a private home, the endpoint's variables, inherited provider keys replaced", async () => {
     const parentEnv = { PATH: process.env.PATH, HOME: "/home/me", ANTHROPIC_API_KEY: "real-key", LOCAL_KEY: "local" };
-    const r = await fakeDriver({ FAKE_AGENT_TEXT: "{env}" }, { parentEnv, endpoint: { baseUrl: "http://127.0.0.1:9/v1/", model: "qwen3", apiKeyEnv: "LOCAL_KEY" } }).run(request());
+    const driver = fakeDriver({ FAKE_AGENT_TEXT: "{env}" }, { parentEnv, endpoint: { baseUrl: "http://127.0.0.1:9/v1/", model: "qwen3", apiKeyEnv: "LOCAL_KEY" } });
+    const r = await driver.run(request());
+    const again = await driver.run(request());
+    driver.close();
     const env = JSON.parse(r.text) as Record<string, string>;
     expect(env.HOME).not.toBe("/home/me");
+    expect(JSON.parse(again.text).HOME).toBe(env.HOME); // one private home per driver: sessions resume
+    expect(existsSync(env.HOME!)).toBe(false); // close() removed it
     expect(env.ANTHROPIC_BASE_URL).toBe("http://127.0.0.1:9");
     expect(env.ANTHROPIC_API_KEY).toBe("local");
     expect(env.ANTHROPIC_MODEL).toBe("qwen3");

@@ -54,6 +54,12 @@ export const DEFAULT_LINGER_MS = 10_000;
 const MAX_ARG_PROMPT = 100_000;
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
+/** Private homes of drivers not closed yet: a program that never calls close() still leaves none behind. */
+const openHomes = new Set<string>();
+process.once("exit", () => {
+  for (const dir of openHomes) rmSync(dir, { recursive: true, force: true });
+});
+
 export class CliDriver implements AgentDriver {
   readonly name: string;
   readonly capabilities;
@@ -195,7 +201,10 @@ export class CliDriver implements AgentDriver {
 
   /** Removes the driver's private home (sessions kept there can no longer be resumed). */
   close(): void {
-    if (this.privateHome) rmSync(this.privateHome, { recursive: true, force: true });
+    if (this.privateHome) {
+      rmSync(this.privateHome, { recursive: true, force: true });
+      openHomes.delete(this.privateHome);
+    }
     this.privateHome = undefined;
   }
 
@@ -203,8 +212,7 @@ export class CliDriver implements AgentDriver {
     if (!this.privateHome) {
       const dir = mkdtempSync(join(tmpdir(), `pulse-agent-home-${this.preset.name}-`));
       this.privateHome = dir;
-      // A program that never calls close() still leaves no home behind.
-      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+      openHomes.add(dir);
     }
     return this.privateHome;
   }
