@@ -5,13 +5,17 @@
  * the run stops as a driver failure and nothing is reported as passed.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { DEFAULT_CALL_TIMEOUT_MS, DriverFailure, type Driver, type MessageCheck } from "./driver.js";
 import { parseResponse, request, resultOf } from "./jsonrpc.js";
-import { endGroupOnExit, killGroup, releaseGroup } from "./process-group.js";
+import { readLines } from "./line-reader.js";
+import { endSessionOnExit, killSession, newSessionMark, releaseSession, SESSION_VARIABLE, type AdapterProcesses } from "./process-cleanup.js";
 import type { Method, Methods } from "./protocol.js";
 
 const STDERR_LINES = 40;
+/** The longest message line an adapter may write on stdout (docs/conformance/driver-protocol.md). */
+export const MAX_MESSAGE_BYTES = 16 << 20;
+/** stderr is evidence: longer lines are cut to this. */
+const MAX_STDERR_LINE_BYTES = 4096;
 
 interface Pending {
   method: string;
@@ -23,6 +27,7 @@ interface Pending {
 export class StdioDriver implements Driver {
   readonly describe: string;
   private readonly child: ChildProcess;
+  private readonly processes: AdapterProcesses | undefined;
   private readonly pending = new Map<number, Pending>();
   private readonly stderr: string[] = [];
   private nextId = 1;
@@ -35,12 +40,24 @@ export class StdioDriver implements Driver {
     this.describe = `--driver ${JSON.stringify(command)}`;
     // Its own process group: the command runs under `sh -c`, and killing only the shell would
     // orphan the adapter, which keeps our pipes open and the harness from ever exiting.
-    this.child = spawn(command, { shell: true, detached: true, stdio: ["pipe", "pipe", "pipe"] });
-    endGroupOnExit(this.child.pid);
-    createInterface({ input: this.child.stdout! }).on("line", (line) => this.onLine(line));
-    createInterface({ input: this.child.stderr! }).on("line", (line) => {
-      this.stderr.push(line);
-      if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+    const mark = newSessionMark();
+    this.child = spawn(command, { shell: true, detached: true, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, [SESSION_VARIABLE]: mark } });
+    this.processes = this.child.pid === undefined ? undefined : { pid: this.child.pid, mark };
+    if (this.processes) endSessionOnExit(this.processes);
+    readLines(this.child.stdout!, {
+      maxLineBytes: MAX_MESSAGE_BYTES,
+      overflow: "fail",
+      onLine: (line) => this.onLine(line),
+      onOverflow: () =>
+        this.fail(new DriverFailure(`the adapter wrote more than ${MAX_MESSAGE_BYTES >> 20} MiB on stdout without ending the line (a message is one line of at most ${MAX_MESSAGE_BYTES >> 20} MiB; log to stderr)`)),
+    });
+    readLines(this.child.stderr!, {
+      maxLineBytes: MAX_STDERR_LINE_BYTES,
+      overflow: "truncate",
+      onLine: (line) => {
+        this.stderr.push(line);
+        if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+      },
     });
     this.child.on("error", (e) => this.fail(new DriverFailure(`could not start the adapter (${command}): ${e.message}`)));
     // 'exit' can come before the last stdout and stderr lines are read: wait for the pipes to
@@ -125,14 +142,17 @@ export class StdioDriver implements Driver {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       const exited = new Promise((r) => this.child.once("exit", r));
       this.child.stdin!.end();
-      const timer = setTimeout(() => killGroup(this.child.pid), 2_000);
+      const timer = setTimeout(() => this.processes && killSession(this.processes), 2_000);
       await exited;
       clearTimeout(timer);
     }
-    // Whatever the adapter started ends with the session, even after its shell exited; and a
-    // process that escaped the group must not keep the harness waiting on its pipes.
-    killGroup(this.child.pid);
-    releaseGroup(this.child.pid);
+    // Whatever the adapter started ends with the session, even after its shell exited
+    // (process-cleanup.ts says what that covers); and a process that escaped must not keep the
+    // harness waiting on its pipes.
+    if (this.processes) {
+      killSession(this.processes);
+      releaseSession(this.processes);
+    }
     for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) stream?.destroy();
   }
 }

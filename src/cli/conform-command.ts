@@ -125,9 +125,17 @@ export async function openSession(opts: ConformCliOptions, io: CliIO): Promise<S
     const hello = await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
     if (hello?.protocol_version !== PROTOCOL_VERSION) throw new DriverFailure(`hello: protocol_version must be the string "${PROTOCOL_VERSION}" (this harness's driver protocol), the adapter answered ${JSON.stringify(hello?.protocol_version)}`);
     const timing = opts.timing === "real" || hello.capabilities?.clock !== "virtual" ? "real" : "virtual";
-    const wantDriverEvidence = opts.evidence === "driver" || !(hello.capabilities?.substrates ?? []).includes("rebind");
-    if (wantDriverEvidence && !(hello.capabilities?.substrates ?? []).includes("fault-injection")) {
-      throw new DriverFailure("the adapter can neither rebind substrates nor inject faults (hello.capabilities.substrates): the harness cannot observe substrate calls");
+    const offered = hello.capabilities?.substrates ?? [];
+    const wantDriverEvidence = opts.evidence === "driver" || !offered.includes("rebind");
+    if (wantDriverEvidence && !offered.includes("fault-injection")) {
+      // Asking for what the adapter does not offer is a mistake in the command; offering
+      // neither way to observe substrates is the adapter's.
+      if (opts.evidence === "driver") {
+        throw new UsageError(
+          `--evidence driver needs the adapter's "fault-injection" capability, and hello.capabilities.substrates offers ${offered.length === 0 ? "nothing" : offered.map((c) => `"${c}"`).join(", ")}: leave out --evidence driver to observe through the recording substrate`,
+        );
+      }
+      throw new DriverFailure(`the adapter offers neither "rebind" nor "fault-injection" in hello.capabilities.substrates (it offers ${offered.length === 0 ? "nothing" : offered.map((c) => `"${c}"`).join(", ")}): the harness has no way to observe substrate calls`);
     }
     const { digest, source } = runtimeDigestOf(opts, hello);
     const observer: Observer = wantDriverEvidence ? new DriverObserver(driver) : await new RecordingSubstrate().start();

@@ -35,6 +35,52 @@ describe("a hung adapter", () => {
   }, 45_000);
 });
 
+describe("an adapter that floods stdout", () => {
+  it("ends the run with exit 3 and a message naming the bound, never a RangeError or a verdict", () => {
+    const r = spawnSync(process.execPath, [join(ROOT, "dist/bin/pulse-conform.mjs"), "--driver", `node "${MISBEHAVING}" flood`], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(r.signal, "pulse-conform never exited").toBeNull();
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/^pulse-conform: driver failure: the adapter wrote more than 16 MiB on stdout without ending the line/m);
+    expect(r.stderr).not.toMatch(/RangeError|\n\s+at /);
+    expect(r.stdout).not.toMatch(/passed|nonconformant/);
+    const adapter = adapterProcess(r.stderr);
+    expect(adapter).toBeDefined();
+    expect(isRunning(adapter!.pid)).toBe(false);
+  }, 65_000);
+});
+
+describe("what an adapter leaves behind", () => {
+  it.each(["setsid", "daemon"])("a grandchild out of the adapter's process group (%s) does not outlive the run", (mode) => {
+    const report = join(tmp(), "r.json");
+    const r = runBin("pulse-conform", ["--only", "12", "--report", report, "--", "node", MISBEHAVING, mode]);
+    expect(r.code, r.stderr).toBe(2); // the fixture loads no manifest: test 12 errors, the run ends normally
+    const tail = (readJson(report).test_results[0].evidence.stderr_tail as string[]).join("\n");
+    const pid = Number(/grandchild \(pid (\d+)\)/.exec(tail)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    expect(isRunning(pid)).toBe(false);
+  });
+});
+
+describe("--evidence driver", () => {
+  it("against an adapter that cannot inject faults is a usage error (exit 4) naming the capability", () => {
+    const r = runBin("pulse-conform", ["--evidence", "driver", "--only", "12", "--", "node", MISBEHAVING, "rebind-only"]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toBe('pulse-conform: --evidence driver needs the adapter\'s "fault-injection" capability, and hello.capabilities.substrates offers "rebind": leave out --evidence driver to observe through the recording substrate\n');
+    expect(r.stdout).toBe("");
+    // Near miss: the same adapter without the flag is observed through the recording substrate.
+    const plain = runBin("pulse-conform", ["--only", "12", "--", "node", MISBEHAVING, "rebind-only"]);
+    expect(plain.code).toBe(1); // judged: the fixture loads no manifest, so test 12 fails
+    expect(plain.stdout).toMatch(/evidence recording-substrate/);
+  });
+
+  it("against an adapter that offers fault injection runs on the driver's evidence", () => {
+    const r = runBin("pulse-conform", ["--evidence", "driver", "--only", "2", "--", "node", STDIO_JS]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toMatch(/evidence driver-fault-injection/);
+    expect(r.stdout).toMatch(/^✓ +2 feedback_path_cannot_be_skipped +passed/m);
+  });
+});
+
 describe("an adapter that fails while starting", () => {
   it.each([
     ["exits at once, saying why on stderr", `sh -c 'echo boom: no config >&2; exit 7'`, /the adapter exited \(code 7\)/, "  | boom: no config"],

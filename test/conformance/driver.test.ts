@@ -190,6 +190,49 @@ describe("adapters that break the protocol", () => {
     expect(runningInGroup(adapter!.pgid)).toEqual([]);
   }, 10_000);
 
+  it("flood (a line that never ends) is a DriverFailure naming the bound, not a RangeError", async () => {
+    const driver = misbehaving("flood");
+    const began = Date.now();
+    await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
+    const failure = await rejection(driver.call("configure", { substrate_url: null, clock: "real" }, { timeoutMs: 30_000 }));
+    expect(failure).toBeInstanceOf(DriverFailure);
+    expect(failure.message).toBe("the adapter wrote more than 16 MiB on stdout without ending the line (a message is one line of at most 16 MiB; log to stderr)");
+    // Failed on the bound, long before the call's own timeout.
+    expect(Date.now() - began).toBeLessThan(15_000);
+  }, 40_000);
+
+  it("big-line (one valid 3 MiB message) is accepted: the bound is on length, not on size as such", async () => {
+    const driver = misbehaving("big-line");
+    const hello = await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
+    expect(hello.runtime.name).toBe("misbehaving");
+    await driver.call("configure", { substrate_url: null, clock: "real" });
+  });
+
+  it("stderr-flood: 40 MiB on stderr without a newline is cut in the tail, never a failure", async () => {
+    const driver = misbehaving("stderr-flood");
+    await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
+    await driver.call("configure", { substrate_url: null, clock: "real" });
+    // stderr is a pipe of its own: it may still be draining when the answers arrive.
+    for (let i = 0; i < 100 && !driver.stderrTail().includes("stderr-flood: done"); i++) await new Promise((r) => setTimeout(r, 50));
+    const tail = driver.stderrTail();
+    expect(tail.some((l) => /^z{4096}… \(line cut: 41943040 bytes, the first 4096 kept\)$/.test(l))).toBe(true);
+    expect(tail).toContain("stderr-flood: done");
+    expect(Math.max(...tail.map((l) => l.length))).toBeLessThan(5000);
+  });
+
+  it.each(["setsid", "daemon"])("close() ends a grandchild that left the group (%s), found by its session mark", async (mode) => {
+    const driver = misbehaving(mode);
+    await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
+    const pid = Number(/grandchild \(pid (\d+)\)/.exec(driver.stderrTail().join("\n"))?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    const adapter = adapterProcess(driver.stderrTail().join("\n"))!;
+    expect(isRunning(pid)).toBe(true);
+    expect(runningInGroup(adapter.pgid)).not.toContain(pid); // out of the group: killing the group alone misses it
+    await driver.close();
+    for (let i = 0; i < 40 && isRunning(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(isRunning(pid)).toBe(false);
+  });
+
   it("stderr-noise works: stderr is free logging, drained and kept as a tail", async () => {
     const driver = misbehaving("stderr-noise");
     const hello = await driver.call("hello", { protocol_version: PROTOCOL_VERSION });
