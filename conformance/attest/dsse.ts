@@ -17,7 +17,8 @@ export interface DsseEnvelope {
   signatures: DsseSignature[];
 }
 
-export type EnvelopeCheck = { ok: true; payloadType: string; payload: Buffer } | { ok: false; reason: string };
+/** keyids: what the signatures that verify say about their key (unsigned hints), where they say it. */
+export type EnvelopeCheck = { ok: true; payloadType: string; payload: Buffer; keyids: string[] } | { ok: false; reason: string };
 
 /** "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body, lengths in bytes, decimal. */
 export function pae(payloadType: string, payload: Buffer): Buffer {
@@ -46,7 +47,11 @@ export function decodeBase64(text: string): Buffer | undefined {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Accepted when at least one signature verifies with the key (DSSE's threshold of one). */
+/**
+ * Accepted when at least one signature verifies with the key (DSSE's threshold of one): other
+ * signatures beside it, bogus ones included, are ignored, as DSSE prescribes for signatures by
+ * keys the verifier does not hold.
+ */
 export function verifyEnvelope(envelope: unknown, publicKey: KeyObject): EnvelopeCheck {
   if (!isObject(envelope)) return { ok: false, reason: "the envelope is not a JSON object" };
   const { payloadType, payload, signatures } = envelope;
@@ -56,16 +61,21 @@ export function verifyEnvelope(envelope: unknown, publicKey: KeyObject): Envelop
   const body = decodeBase64(payload);
   if (!body) return { ok: false, reason: "the envelope's payload is not valid base64" };
   const message = pae(payloadType, body);
+  let verified = false;
+  const keyids: string[] = [];
   for (const s of signatures) {
     if (!isObject(s) || typeof s.sig !== "string") continue;
     const sig = decodeBase64(s.sig);
     if (!sig) continue;
     try {
-      if (verify(null, message, publicKey, sig)) return { ok: true, payloadType, payload: body };
+      if (!verify(null, message, publicKey, sig)) continue;
     } catch {
-      // A malformed signature is just one that does not verify.
+      continue; // a malformed signature is just one that does not verify
     }
+    verified = true;
+    if (typeof s.keyid === "string") keyids.push(s.keyid);
   }
+  if (verified) return { ok: true, payloadType, payload: body, keyids };
   const which = signatures.length === 1 ? "the envelope's signature does not verify" : `none of the envelope's ${signatures.length} signatures verifies`;
   return { ok: false, reason: `${which} with this public key (wrong key, or the envelope was altered)` };
 }

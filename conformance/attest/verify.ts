@@ -5,9 +5,9 @@
  */
 import type { KeyObject } from "node:crypto";
 import { summarize, verdictOf } from "../report/summary.js";
-import { SPEC_TESTS, type Verdict } from "../report/types.js";
+import { SPEC_TESTS, STATUSES, type TestStatus, type Verdict } from "../report/types.js";
 import { verifyEnvelope } from "./dsse.js";
-import { loadPublicKey } from "./keys.js";
+import { keyidOf, loadPublicKey } from "./keys.js";
 import {
   PAYLOAD_TYPE,
   PREDICATE_TYPE,
@@ -24,8 +24,14 @@ export interface VerifyPolicy {
   verdict?: Verdict;
   /** The suite version required; any when absent. */
   suiteVersion?: string;
-  /** Require a full, unfiltered run; true when absent (--allow-uncertified sets it false). */
+  /**
+   * Require a full, unfiltered run; true when absent. --allow-uncertified sets it false, and then,
+   * unless a verdict is required explicitly, a filtered run whose every test passed is accepted
+   * (its verdict is incomplete only because tests were left out).
+   */
   requireCertification?: boolean;
+  /** The signature that verifies must name the public key's keyid (--require-keyid). */
+  requireKeyid?: boolean;
 }
 
 export interface VerifyOptions {
@@ -44,12 +50,13 @@ export interface VerifyResult {
   failures: string[];
   /** Present once the signature verified and the statement has the expected shape. */
   statement?: ConformanceStatement;
+  /** The run was filtered and accepted on the tests it ran (--allow-uncertified). */
+  acceptedFiltered?: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const HEX64 = /^[0-9a-f]{64}$/;
 const VERDICTS: readonly string[] = ["conformant", "nonconformant", "incomplete"];
-const STATUSES: readonly string[] = ["passed", "failed", "warned", "errored", "not_tested", "flaky"];
 const SUMMARY_KEYS = ["total", "passed", "failed", "warned", "errored", "not_tested", "flaky"];
 
 function isSubject(s: unknown, name?: string): boolean {
@@ -57,7 +64,7 @@ function isSubject(s: unknown, name?: string): boolean {
 }
 
 function isTestOutcome(r: unknown): boolean {
-  return isObject(r) && typeof r.number === "number" && SPEC_TESTS.some((t) => t.name === r.name) && typeof r.status === "string" && STATUSES.includes(r.status);
+  return isObject(r) && typeof r.number === "number" && SPEC_TESTS.some((t) => t.name === r.name) && typeof r.status === "string" && STATUSES.includes(r.status as TestStatus);
 }
 
 /** Why the payload is not a conformance statement; empty when it is one. */
@@ -108,11 +115,23 @@ function reportProblems(st: ConformanceStatement, reportBytes: Buffer): string[]
   return reportDisagreements(report, st);
 }
 
+/**
+ * A filtered run that passed every test it ran: its verdict is incomplete only because tests were
+ * left out, which is what --allow-uncertified accepts in place of conformant.
+ */
+export function passedWhatItRan(p: ConformanceStatement["predicate"]): boolean {
+  return !p.certification && p.verdict === "incomplete" && p.test_results.length > 0 && p.test_results.length < SPEC_TESTS.length && p.test_results.every((r) => r.status === "passed" || r.status === "warned");
+}
+
 function policyProblems(st: ConformanceStatement, policy: VerifyPolicy): string[] {
   const p = st.predicate;
   const out: string[] = [];
   const verdict = policy.verdict ?? "conformant";
-  if (p.verdict !== verdict) out.push(`the attested verdict is ${p.verdict}; the policy requires ${verdict}`);
+  const filteredPass = policy.verdict === undefined && policy.requireCertification === false && passedWhatItRan(p);
+  if (p.verdict !== verdict && !filteredPass) {
+    const why = p.verdict === "incomplete" && policy.requireCertification === false && policy.verdict === undefined ? ": not every test it ran passed" : "";
+    out.push(`the attested verdict is ${p.verdict}${why}; the policy requires ${verdict}`);
+  }
   if (policy.suiteVersion !== undefined && p.suite_version !== policy.suiteVersion) {
     out.push(`the report was made by suite version ${p.suite_version}; the policy requires ${policy.suiteVersion}`);
   }
@@ -131,6 +150,14 @@ export function verifyAttestation(options: VerifyOptions): VerifyResult {
   }
   const envelope = verifyEnvelope(options.envelope, key);
   if (!envelope.ok) return { ok: false, failures: [`the signature does not verify: ${envelope.reason}`] };
+  const keyProblems: string[] = [];
+  if (options.policy?.requireKeyid) {
+    const expected = keyidOf(key);
+    if (!envelope.keyids.includes(expected)) {
+      const named = envelope.keyids.length === 0 ? "no keyid" : `keyid ${envelope.keyids.map((k) => JSON.stringify(k)).join(", ")}`;
+      keyProblems.push(`the signature that verifies names ${named}, not this key's ${expected} (--require-keyid)`);
+    }
+  }
   if (envelope.payloadType !== PAYLOAD_TYPE) {
     return { ok: false, failures: [`the envelope's payloadType is ${JSON.stringify(envelope.payloadType)}, not ${PAYLOAD_TYPE}`] };
   }
@@ -144,7 +171,7 @@ export function verifyAttestation(options: VerifyOptions): VerifyResult {
   if (shape.length) return { ok: false, failures: shape };
   const statement = parsed as ConformanceStatement;
 
-  const failures = consistencyProblems(statement);
+  const failures = [...keyProblems, ...consistencyProblems(statement)];
   if (options.reportBytes) failures.push(...reportProblems(statement, options.reportBytes));
   if (options.runtimeDigest !== undefined) {
     const wanted = sha256Of(options.runtimeDigest);
@@ -152,6 +179,8 @@ export function verifyAttestation(options: VerifyOptions): VerifyResult {
     if (!wanted) failures.push(`the runtime digest ${JSON.stringify(options.runtimeDigest)} is not "sha256:" and 64 hex digits`);
     else if (wanted !== attested) failures.push(`the runtime's sha256 is ${wanted}, but the attestation is about ${attested}: a different runtime`);
   }
-  failures.push(...policyProblems(statement, options.policy ?? {}));
-  return { ok: failures.length === 0, failures, statement };
+  const policy = options.policy ?? {};
+  failures.push(...policyProblems(statement, policy));
+  const acceptedFiltered = policy.verdict === undefined && policy.requireCertification === false && passedWhatItRan(statement.predicate);
+  return { ok: failures.length === 0, failures, statement, ...(acceptedFiltered ? { acceptedFiltered } : {}) };
 }

@@ -26,9 +26,14 @@ export type TestName = (typeof SPEC_TESTS)[number]["name"];
  * passed: every check held and the precondition was exercised. failed: a check did not hold.
  * warned: held, with a soft check outside its tolerance (e.g. slightly late). errored: the test
  * could not run to the end (driver error, timeout). not_tested: the precondition was never
- * exercised (never counted as passed). flaky: repeats disagreed.
+ * exercised (never counted as passed). flaky: repeats disagreed. not_applicable: only in a loop
+ * report (`loop` present): the loop lacks the structure the test needs (never counted as passed,
+ * and left out of the verdict).
  */
-export type TestStatus = "passed" | "failed" | "warned" | "errored" | "not_tested" | "flaky";
+export type TestStatus = "passed" | "failed" | "warned" | "errored" | "not_tested" | "flaky" | "not_applicable";
+
+/** Every status, in the order reports count them. */
+export const STATUSES: readonly TestStatus[] = ["passed", "failed", "warned", "errored", "not_tested", "flaky", "not_applicable"];
 
 export type Verdict = "conformant" | "nonconformant" | "incomplete";
 
@@ -102,6 +107,27 @@ export interface Summary {
   errored: number;
   not_tested: number;
   flaky: number;
+  /** Loop reports only (always present there). */
+  not_applicable?: number;
+}
+
+/**
+ * The loop a loop report certifies (`pulse-conform --loop`): its tests ran on pulse's own
+ * runtime with the loop's handlers, and only those that apply to its structure were judged.
+ */
+export interface LoopUnderTest {
+  loop_id: string;
+  version: string;
+  /** The manifest file as given on the command line. */
+  manifest: string;
+  /** sha256 of the manifest file's bytes. */
+  manifest_digest: string;
+  /** The handlers module as given with --handlers, or "recording" for pulse's recording handlers. */
+  handlers: string;
+  /** Other manifests loaded beside it (its inner loops, its connections' targets), by path. */
+  companions: string[];
+  /** The numbers of the tests that applied to this loop, in order. */
+  applied: number[];
 }
 
 export interface ConformanceReport {
@@ -123,6 +149,8 @@ export interface ConformanceReport {
   test_results: TestResult[];
   summary: Summary;
   verdict: Verdict;
-  /** True only for a full, unfiltered run of all twelve tests. */
+  /** True only for a full, unfiltered run of all twelve tests against a runtime (never for a loop report). */
   certification: boolean;
+  /** Present in a loop report: the loop certified, and which tests applied to it. */
+  loop?: LoopUnderTest;
 }

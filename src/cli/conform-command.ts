@@ -12,7 +12,7 @@ import { DriverFailure, type Driver, type MessageCheck } from "../../conformance
 import { PROTOCOL_VERSION, type HelloResult } from "../../conformance/driver/protocol.js";
 import { DriverObserver, RecordingSubstrate, type Observer } from "../../conformance/harness/observer.js";
 import { buildReport, runTests, sha256 } from "../../conformance/runner.js";
-import { CONFORM_EXIT, closingLine, exitCodeOf } from "../../conformance/report/summary.js";
+import { CONFORM_EXIT, closingLine, exitCodeOf, resultsLine } from "../../conformance/report/summary.js";
 import { ARTIFACT_DIGEST_SOURCES, type ConformanceReport, type RuntimeDigestSource, type TestResult } from "../../conformance/report/types.js";
 import { shellJoin, shellQuote } from "../../conformance/driver/shell.js";
 import type { ConformanceTest } from "../../conformance/suite/test.js";
@@ -204,7 +204,7 @@ export function reproLine(opts: ConformCliOptions, test: ConformanceTest, seed: 
   return words.join(" ");
 }
 
-const MARK: Record<TestResult["status"], string> = { passed: "✓", warned: "!", failed: "✗", errored: "E", not_tested: "-", flaky: "~" };
+const MARK: Record<TestResult["status"], string> = { passed: "✓", warned: "!", failed: "✗", errored: "E", not_tested: "-", flaky: "~", not_applicable: "·" };
 
 export function progressLine(r: TestResult, color: boolean): string {
   const paint = (code: number, text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
@@ -304,7 +304,7 @@ export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<nu
     io.stdout(problems.length === 0 ? "\nprotocol: every message matched its schema\n" : `\nprotocol: ${problems.length} message${problems.length === 1 ? "" : "s"} did not match the schemas:\n${problems.slice(0, 20).map((p) => `  ${p}`).join("\n")}\n`);
   }
   io.stdout(`\n${report.verdict}${report.certification ? "" : " (not a certification: tests were filtered)"}: ${hello.runtime.name} ${hello.runtime.version} against PULSE v${report.pulse_version} conformance suite ${report.suite_version}\n`);
-  io.stdout(`${closingLine(report.summary)}\n`);
+  io.stdout(`${resultsLine(report.summary)}\n${closingLine(report.summary)}\n`);
   if (opts.validateProtocol && session.problems.length > 0) return CONFORM_EXIT.driver;
   return exitCodeOf(report.verdict);
 }

@@ -27,6 +27,7 @@ export interface VerifyCliOptions {
   key?: string;
   runtimeDigest?: string;
   allowUncertified?: boolean;
+  requireKeyid?: boolean;
   verdict?: string;
   suiteVersion?: string;
 }
@@ -65,14 +66,19 @@ export async function runVerify(envelopeFile: string, opts: VerifyCliOptions, io
       ...(opts.verdict ? { verdict: opts.verdict as "conformant" } : {}),
       ...(opts.suiteVersion ? { suiteVersion: opts.suiteVersion } : {}),
       requireCertification: opts.allowUncertified !== true,
+      ...(opts.requireKeyid ? { requireKeyid: true } : {}),
     },
   });
   if (!result.ok) {
     io.stderr(`pulse-conform verify: ${envelopeFile}:\n${result.failures.map((f) => `  ✗ ${f}`).join("\n")}\nverification FAILED\n`);
     return CONFORM_EXIT.verification;
   }
-  const p = result.statement?.predicate as { runtime_name?: string; runtime_version?: string; verdict?: string; suite_version?: string } | undefined;
-  io.stdout(`verified: ${p?.runtime_name} ${p?.runtime_version} is ${p?.verdict} (suite ${p?.suite_version}); signature, ${reportBytes ? "report digest, " : ""}${opts.runtimeDigest ? "runtime digest, " : ""}and policy hold\n`);
+  const p = result.statement!.predicate;
+  const claim = result.acceptedFiltered
+    ? `passed the ${p.test_results.length === 1 ? "test" : `${p.test_results.length} tests`} it ran (${p.test_results.map((r) => r.number).join(", ")}: a filtered run, not a certification)`
+    : `is ${p.verdict}`;
+  const held = ["signature", ...(opts.requireKeyid ? ["keyid"] : []), ...(reportBytes ? ["report digest"] : []), ...(opts.runtimeDigest ? ["runtime digest"] : []), "policy"];
+  io.stdout(`verified: ${p.runtime_name} ${p.runtime_version} ${claim} (suite ${p.suite_version}); ${held.slice(0, -1).join(", ")} and ${held.at(-1)} hold\n`);
   if (!reportBytes) io.stdout("note: without --report, the report file itself was not checked against the signed digest\n");
   return 0;
 }

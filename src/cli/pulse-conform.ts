@@ -80,7 +80,8 @@ program
   .option("--runtime-digest <sha256>", "require this runtime artifact digest (sha256:<hex>)")
   .option("--verdict <verdict>", "required verdict (default conformant)")
   .option("--suite-version <version>", "required suite version")
-  .option("--allow-uncertified", "accept a filtered run (certification false)")
+  .option("--allow-uncertified", "accept a filtered run (certification false) whose every test that ran passed")
+  .option("--require-keyid", "the signature that verifies must name the key's keyid (an unsigned hint otherwise ignored)")
   .action(async (file: string, opts: import("./conform-keys.js").VerifyCliOptions, cmd: Command) => {
     noAdapter("verify");
     const { runVerify } = await import("./conform-keys.js");

@@ -32,6 +32,8 @@ import type { ConformanceReport } from "../../conformance/report/types.js";
 import { exampleBlock, readDoc } from "../format/markdown-blocks.js";
 import { DIGEST, reportBytes, sampleReport } from "./sample-report.js";
 
+const SPEC_NUMBERS = Array.from({ length: 12 }, (_, i) => i + 1);
+
 const pair = generateKeyPair();
 const privateKey = loadPrivateKey(pair.privateKeyPem);
 const other = generateKeyPair();
@@ -130,7 +132,7 @@ describe("DSSE envelopes", () => {
     const env = signEnvelope(Buffer.from("hello world"), "http://example.com/HelloWorld", privateKey, pair.keyid);
     expect(env).toMatchObject({ payloadType: "http://example.com/HelloWorld", payload: "aGVsbG8gd29ybGQ=", signatures: [{ keyid: pair.keyid }] });
     const check = verifyEnvelope(env, loadPublicKey(pair.publicKeyPem));
-    expect(check).toEqual({ ok: true, payloadType: "http://example.com/HelloWorld", payload: Buffer.from("hello world") });
+    expect(check).toEqual({ ok: true, payloadType: "http://example.com/HelloWorld", payload: Buffer.from("hello world"), keyids: [pair.keyid] });
   });
 
   it("refuse a changed payload type, junk, and a wrong key", () => {
@@ -230,6 +232,52 @@ describe("attestation", () => {
     expect(verifyAttestation({ envelope: ok.envelope, publicKeyPem, policy: { suiteVersion: "0.2.0" } }).failures).toEqual([
       "the report was made by suite version 0.1.0; the policy requires 0.2.0",
     ]);
+  });
+
+  it("--allow-uncertified accepts a filtered run whose every test passed, and nothing less", () => {
+    const uncertified = { requireCertification: false };
+    const filtered = attested(sampleReport({ 3: "warned" }, [2, 3]));
+    expect(verifyAttestation({ envelope: filtered.envelope, publicKeyPem, reportBytes: filtered.bytes, policy: uncertified })).toMatchObject({ ok: true, failures: [], acceptedFiltered: true });
+    // Without the flag the same run is refused twice over: its verdict and its certification.
+    expect(verifyAttestation({ envelope: filtered.envelope, publicKeyPem }).failures).toEqual([
+      "the attested verdict is incomplete; the policy requires conformant",
+      "the run was not a certification (a filtered or partial run); accept it only with --allow-uncertified",
+    ]);
+    for (const [statuses, numbers, failure] of [
+      [{ 2: "errored" }, [1, 2], "the attested verdict is incomplete: not every test it ran passed; the policy requires conformant"],
+      [{ 2: "failed" }, [1, 2], "the attested verdict is nonconformant; the policy requires conformant"],
+      [{ 5: "not_tested" }, SPEC_NUMBERS, "the attested verdict is incomplete: not every test it ran passed; the policy requires conformant"],
+    ] as const) {
+      const run = attested(sampleReport(statuses, numbers));
+      expect(verifyAttestation({ envelope: run.envelope, publicKeyPem, policy: uncertified }).failures, JSON.stringify(statuses)).toEqual([failure]);
+    }
+    // A verdict asked for explicitly is the verdict required, filtered or not.
+    expect(verifyAttestation({ envelope: filtered.envelope, publicKeyPem, policy: { ...uncertified, verdict: "conformant" } }).ok).toBe(false);
+    expect(verifyAttestation({ envelope: filtered.envelope, publicKeyPem, policy: { ...uncertified, verdict: "incomplete" } }).ok).toBe(true);
+  });
+
+  it("accepts a signature without its base64 padding and a bogus signature beside the valid one (DSSE); --require-keyid checks the hint", () => {
+    const { envelope, bytes } = attested();
+    const sig = envelope.signatures[0]!;
+    const unpadded = { ...envelope, signatures: [{ ...sig, sig: sig.sig.replace(/=+$/, "") }] };
+    expect(sig.sig).toMatch(/=$/); // an Ed25519 signature is 64 bytes: base64 pads it
+    expect(verifyAttestation({ envelope: unpadded, publicKeyPem, reportBytes: bytes }).ok).toBe(true);
+    const bogus = { keyid: pair.keyid, sig: Buffer.alloc(64, 7).toString("base64") };
+    const crowded = { ...envelope, signatures: [bogus, sig, { keyid: "nobody", sig: "!!" }] };
+    expect(verifyAttestation({ envelope: crowded, publicKeyPem, reportBytes: bytes }).ok).toBe(true);
+    expect(verifyAttestation({ envelope: crowded, publicKeyPem, policy: { requireKeyid: true } }).ok).toBe(true);
+    // The keyid is an unsigned hint: changed or removed, the envelope still verifies, unless it is required.
+    const relabelled = { ...envelope, signatures: [{ ...sig, keyid: "sha256:" + "0".repeat(64) }] };
+    const unlabelled = { ...envelope, signatures: [{ sig: sig.sig }] };
+    expect(verifyAttestation({ envelope: relabelled, publicKeyPem }).ok).toBe(true);
+    expect(verifyAttestation({ envelope: unlabelled, publicKeyPem }).ok).toBe(true);
+    expect(verifyAttestation({ envelope: relabelled, publicKeyPem, policy: { requireKeyid: true } }).failures).toEqual([
+      `the signature that verifies names keyid "sha256:${"0".repeat(64)}", not this key's ${pair.keyid} (--require-keyid)`,
+    ]);
+    expect(verifyAttestation({ envelope: unlabelled, publicKeyPem, policy: { requireKeyid: true } }).failures).toEqual([`the signature that verifies names no keyid, not this key's ${pair.keyid} (--require-keyid)`]);
+    // The right keyid on a signature that does not verify proves nothing.
+    const borrowed = { ...envelope, signatures: [bogus, { ...sig, keyid: "someone-else" }] };
+    expect(verifyAttestation({ envelope: borrowed, publicKeyPem, policy: { requireKeyid: true } }).ok).toBe(false);
   });
 
   it("checks the runtime digest when given one", () => {

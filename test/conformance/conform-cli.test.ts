@@ -7,6 +7,7 @@ import addFormats from "ajv-formats";
 import { ROOT, runBin } from "../cli/run-bin.js";
 
 const STDIO_ADAPTER = `"${process.execPath}" ${join(ROOT, "dist/conformance/adapters/pulse/stdio.js")}`;
+const OFFERED_MUTANTS = join(ROOT, "test/conformance/fixtures/offered-mutants-adapter.mjs");
 const tmp = () => mkdtempSync(join(tmpdir(), "pulse-conform-"));
 
 function reportSchemaValidator() {
@@ -22,7 +23,7 @@ describe("pulse-conform", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout.match(/^✓ +\d+ \w+ +passed/gm)).toHaveLength(12);
-    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("12 passed, 0 failed");
+    expect(r.stdout.trimEnd().split("\n").slice(-2)).toEqual(["results: 12 passed", "12 passed, 0 failed"]);
     const report = JSON.parse(readFileSync(join(dir, "report.json"), "utf8"));
     const validate = reportSchemaValidator();
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
@@ -120,6 +121,22 @@ describe("pulse-conform", () => {
     expect(runBin("pulse-conform", ["--only", "2", "--report", report, "--attest", attestation, "--key", key]).code).toBe(2);
     expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "incomplete"]).code).toBe(5);
     expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--verdict", "incomplete", "--allow-uncertified"]).code).toBe(0);
+    // --allow-uncertified alone: the filtered run passed every test it ran, which is what the flag accepts.
+    const filtered = runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--allow-uncertified"]);
+    expect(filtered.code, filtered.stderr).toBe(0);
+    expect(filtered.stdout).toMatch(/^verified: pulse \S+ passed the test it ran \(2: a filtered run, not a certification\) \(suite 0\.1\.0\); signature, report digest and policy hold\n$/);
+    const strict = runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub]);
+    expect(strict.code).toBe(5);
+    expect(strict.stderr).toMatch(/accept it only with --allow-uncertified/);
+    // --require-keyid: the signer's keyid is there, so it holds; relabelled, only the flag refuses it.
+    expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--allow-uncertified", "--require-keyid"]).code).toBe(0);
+    const envelope = JSON.parse(readFileSync(attestation, "utf8"));
+    envelope.signatures[0].keyid = "sha256:" + "0".repeat(64);
+    writeFileSync(attestation, JSON.stringify(envelope));
+    expect(runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--allow-uncertified"]).code).toBe(0);
+    const relabelled = runBin("pulse-conform", ["verify", attestation, "--report", report, "--key", pub, "--allow-uncertified", "--require-keyid"]);
+    expect(relabelled.code).toBe(5);
+    expect(relabelled.stderr).toMatch(/names keyid "sha256:0{64}", not this key's sha256:[0-9a-f]{64} \(--require-keyid\)/);
   });
 
   it("repeats each test with --repeat and records every run's status", () => {
@@ -152,7 +169,24 @@ describe("pulse-conform selftest", () => {
     const r = runBin("pulse-conform", ["selftest"]);
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout).toMatch(/^✓ unmodified runtime: 12\/12 passed$/m);
-    expect(r.stdout.match(/^✓ [a-z-]+ +→ test +\d+ \w+: failed/gm)).toHaveLength(12);
-    expect(r.stdout).toMatch(/13 passed, 0 failed\n$/);
+    // Each line says what happened to the mutant; the check quoted is the one that did not hold.
+    expect(r.stdout.match(/^✓ [a-z-]+ +caught by test \d+ \w+: its check ".+" did not hold$/gm)).toHaveLength(12);
+    expect(r.stdout).toMatch(/^✓ commits-early +caught by test 5 quorum_before_commit: its check "confidence 0\.5: the act does not commit" did not hold$/m);
+    // As the README promises: 12 mutants, 12 catches.
+    expect(r.stdout).toMatch(/\nthe suite can fail: 12 mutants, 12 caught, each by its own test and no other\n12 passed, 0 failed\n$/);
+    expect(readFileSync(join(ROOT, "README.md"), "utf8")).toMatch(/pulse-conform selftest +# prove the suite can fail: 12 mutants, 12 catches/);
+  }, 60_000);
+
+  it("against an adapter that offers no mutants: not applicable, judged on the unmodified run alone", () => {
+    const r = runBin("pulse-conform", ["selftest", "--", "node", OFFERED_MUTANTS]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^✓ unmodified runtime: 12\/12 passed$/m);
+    expect(r.stdout).toMatch(/^- no-circuit +not offered by the adapter \(not applicable\)$/m);
+    expect(r.stdout).toMatch(/\nmutants: not applicable: the adapter offers none of the 12 \(hello\.capabilities\.mutants\)\. Mutants are optional for a runtime other than pulse's; the unmodified run above is what counts for it\n0 passed, 0 failed\n$/);
+    // Near miss: an adapter that offers two is held to those two.
+    const some = runBin("pulse-conform", ["selftest", "--", "node", OFFERED_MUTANTS, "no-circuit", "re-executes"]);
+    expect(some.code, some.stdout).toBe(0);
+    expect(some.stdout).toMatch(/^✓ no-circuit +caught by test 9 substrate_unavailable_degrades/m);
+    expect(some.stdout).toMatch(/\n2 mutants, 2 caught, each by its own test and no other; 10 not offered \(not applicable\)\n2 passed, 0 failed\n$/);
   }, 60_000);
 });

@@ -10,7 +10,7 @@ import type { FormatsPlugin } from "ajv-formats";
 import { badgeOf } from "../../conformance/report/badge.js";
 import { formatJunit } from "../../conformance/report/junit.js";
 import { formatMarkdown } from "../../conformance/report/markdown.js";
-import { CONFORM_EXIT, closingLine, exitCodeOf, summarize, verdictOf } from "../../conformance/report/summary.js";
+import { CONFORM_EXIT, closingLine, exitCodeOf, resultsLine, summarize, verdictOf } from "../../conformance/report/summary.js";
 import { SPEC_TESTS, type ConformanceReport, type TestStatus, type Verdict } from "../../conformance/report/types.js";
 import { exampleBlock, readDoc } from "../format/markdown-blocks.js";
 import { childrenNamed, parseXml, textOf, type XmlElement } from "../format/xml-check.js";
@@ -73,6 +73,32 @@ describe("summary and verdict", () => {
     expect(closingLine(sampleReport({ 3: "warned" }).summary)).toBe("12 passed, 0 failed");
     expect(closingLine(sampleReport({ 3: "failed", 4: "not_tested", 5: "errored", 6: "flaky" }).summary)).toBe("8 passed, 4 failed");
     expect(closingLine(sampleReport({}, [1, 2, 3]).summary)).toBe("3 passed, 0 failed");
+  });
+
+  it("says on the line before which statuses the closing line counts as failed", () => {
+    const skeleton = sampleReport({ 1: "failed", 2: "failed", 3: "failed", 4: "errored", 5: "errored", 6: "errored", 7: "errored", 8: "errored", 9: "errored", 10: "not_tested", 11: "not_tested", 12: "not_tested" }).summary;
+    expect(resultsLine(skeleton)).toBe("results: 3 failed, 6 errored, 3 not tested (errored and not tested count as failed below)");
+    expect(closingLine(skeleton)).toBe("0 passed, 12 failed");
+    expect(resultsLine(sampleReport().summary)).toBe("results: 12 passed");
+    expect(resultsLine(sampleReport({ 3: "warned", 4: "flaky" }).summary)).toBe("results: 10 passed, 1 warned, 1 flaky (warned counts as passed below; flaky counts as failed below)");
+    expect(resultsLine(sampleReport({ 2: "errored", 4: "not_tested", 5: "flaky" }).summary)).toBe("results: 9 passed, 1 errored, 1 not tested, 1 flaky (errored, not tested and flaky count as failed below)");
+    expect(resultsLine(summarize([]))).toBe("results: no test ran");
+  });
+
+  it("counts not_applicable in a loop report in neither number, and a loop with nothing applied is incomplete", () => {
+    const results = SPEC_TESTS.map((t) => result(t.number, t.number <= 4 ? "not_applicable" : "passed"));
+    const summary = summarize(results, "loop");
+    expect(summary).toMatchObject({ total: 12, passed: 8, not_applicable: 4 });
+    expect(closingLine(summary)).toBe("8 passed, 0 failed");
+    expect(resultsLine(summary)).toBe("results: 8 passed, 4 not applicable (not applicable is in neither number)");
+    expect(verdictOf(summary, results, "loop")).toBe("conformant");
+    // The same statuses in a runtime report do not make a runtime conformant.
+    expect(verdictOf(summarize(results), results)).toBe("incomplete");
+    const none = SPEC_TESTS.map((t) => result(t.number, "not_applicable"));
+    expect(verdictOf(summarize(none, "loop"), none, "loop")).toBe("incomplete");
+    const failedOne = results.map((r) => (r.number === 7 ? { ...r, status: "failed" as const } : r));
+    expect(verdictOf(summarize(failedOne, "loop"), failedOne, "loop")).toBe("nonconformant");
+    expect(summarize([result(1)])).not.toHaveProperty("not_applicable");
   });
 });
 
