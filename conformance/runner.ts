@@ -12,7 +12,7 @@ import { PROTOCOL_VERSION } from "./driver/protocol.js";
 import { TestContext } from "./harness/context.js";
 import type { Observer } from "./harness/observer.js";
 import { summarize, verdictOf } from "./report/summary.js";
-import type { ConformanceReport, Evidence, RuntimeDigestSource, TestResult, TestStatus } from "./report/types.js";
+import type { Check, ConformanceReport, Evidence, RuntimeDigestSource, TestResult, TestStatus } from "./report/types.js";
 import { SUITE, SUITE_VERSION } from "./suite/index.js";
 import type { ConformanceTest } from "./suite/test.js";
 
@@ -54,11 +54,10 @@ async function runOne(test: ConformanceTest, o: RunOptions): Promise<TestResult>
     const ctx = new TestContext(o.driver, o.observer, o.timing, o.mutant, o.manifests ?? []);
     try {
       await test.run(ctx);
-      const status: TestStatus = ctx.notTested ? "not_tested" : ctx.checks.some((c) => c.outcome === "fail") ? "failed" : ctx.checks.length === 0 ? "not_tested" : ctx.checks.some((c) => c.outcome === "warn") ? "warned" : "passed";
-      runs.push({ status, ctx, ...(ctx.notTested ? { reason: ctx.notTested } : ctx.checks.length === 0 ? { reason: "the test made no check" } : {}) });
+      runs.push({ ctx, ...statusOf(ctx) });
     } catch (e) {
       if (e instanceof DriverFailure) throw e;
-      runs.push({ status: "errored", ctx, reason: `${(e as Error).name === "RuntimeError" ? `${(e as { code?: string }).code}: ` : ""}${(e as Error).message}` });
+      runs.push({ status: "errored", ctx, reason: erroredReason(e) });
     }
   }
   const statuses = runs.map((r) => r.status);
@@ -86,6 +85,18 @@ async function runOne(test: ConformanceTest, o: RunOptions): Promise<TestResult>
     }
   }
   return result;
+}
+
+/** How a test that ran to its end went: not_tested when its precondition was never exercised or it checked nothing. */
+export function statusOf(ctx: { checks: readonly Check[]; notTested: string | undefined }): { status: TestStatus; reason?: string } {
+  if (ctx.notTested) return { status: "not_tested", reason: ctx.notTested };
+  if (ctx.checks.some((c) => c.outcome === "fail")) return { status: "failed" };
+  if (ctx.checks.length === 0) return { status: "not_tested", reason: "the test made no check" };
+  return { status: ctx.checks.some((c) => c.outcome === "warn") ? "warned" : "passed" };
+}
+
+export function erroredReason(e: unknown): string {
+  return `${(e as Error).name === "RuntimeError" ? `${(e as { code?: string }).code}: ` : ""}${(e as Error)?.message ?? String(e)}`;
 }
 
 async function attachObserved(evidence: Evidence, observer: Observer): Promise<void> {
@@ -136,7 +147,7 @@ export function sha256(bytes: Uint8Array | string): string {
 }
 
 /** The code that judged the run: this module's file (in the shipped bin, the bundle holding the suite). */
-function suiteDigest(): string {
+export function suiteDigest(): string {
   try {
     return sha256(readFileSync(fileURLToPath(import.meta.url)));
   } catch {

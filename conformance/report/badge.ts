@@ -20,11 +20,13 @@ function protocolLabel(pulseVersion: string): string {
   return `PULSE v${major ?? pulseVersion}${minor === undefined ? "" : `.${minor}`}`;
 }
 
+/** A loop report counts the tests that applied to the loop: "conformant 9/9 applicable". */
 export function badgeOf(report: ConformanceReport): Badge {
+  const outOf = report.loop ? `${report.loop.applied.length} applicable` : String(SPEC_TESTS.length);
   return {
     schemaVersion: 1,
-    label: protocolLabel(report.pulse_version),
-    message: `${report.verdict} ${passedCount(report.summary)}/${SPEC_TESTS.length}`,
+    label: `${protocolLabel(report.pulse_version)}${report.loop ? " loop" : ""}`,
+    message: `${report.verdict} ${passedCount(report.summary)}/${outOf}`,
     color: COLOR[report.verdict],
   };
 }

@@ -61,6 +61,8 @@ function outcomeElement(r: TestResult): string | undefined {
       return `      <error message="${xmlAttribute(r.reason ?? "errored")}" type="errored">${text}</error>`;
     case "not_tested":
       return `      <skipped message="${xmlAttribute(r.reason ?? "the precondition was never exercised")}"/>`;
+    case "not_applicable":
+      return `      <skipped message="${xmlAttribute(`not applicable: ${r.reason ?? "the loop lacks what the test needs"}`)}"/>`;
   }
 }
 
@@ -78,7 +80,7 @@ export function formatJunit(report: ConformanceReport): string {
   const count = (pred: (r: TestResult) => boolean): number => results.filter(pred).length;
   const failures = count((r) => r.status === "failed" || r.status === "flaky");
   const errors = count((r) => r.status === "errored");
-  const skipped = count((r) => r.status === "not_tested");
+  const skipped = count((r) => r.status === "not_tested" || r.status === "not_applicable");
   const seconds = (results.reduce((sum, r) => sum + r.duration_ms, 0) / 1000).toFixed(3);
   const counts = `tests="${results.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${seconds}"`;
   const properties = [
@@ -89,6 +91,7 @@ export function formatJunit(report: ConformanceReport): string {
     ["suite_version", report.suite_version],
     ["seed", String(report.settings.seed)],
     ["verdict", report.verdict],
+    ...(report.loop ? [["loop_id", report.loop.loop_id], ["loop_manifest", report.loop.manifest], ["loop_manifest_digest", report.loop.manifest_digest], ["loop_handlers", report.loop.handlers]] : []),
   ].map(([name, value]) => `      <property name="${name}" value="${xmlAttribute(value ?? "")}"/>`);
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',

@@ -7,7 +7,7 @@
 import { codeSpan, markdownText } from "../../src/format/step-summary.js";
 import { printable, wellFormed } from "../../src/format/text.js";
 import { checkLines } from "./junit.js";
-import { closingLine } from "./summary.js";
+import { closingLine, resultsLine } from "./summary.js";
 import { ARTIFACT_DIGEST_SOURCES, SPEC_TESTS, type ConformanceReport, type TestResult } from "./types.js";
 
 function codeBlock(raw: string, info = ""): string[] {
@@ -28,11 +28,24 @@ function header(report: ConformanceReport): string[] {
   // A reader must not take the harness's stand-in for the artifact's digest.
   const source = report.runtime_digest_source;
   const standIn = source !== undefined && !ARTIFACT_DIGEST_SOURCES.includes(source) ? ` (not the runtime artifact's digest: a stand-in, ${source})` : "";
+  const loop = report.loop;
+  const list = (items: readonly string[]) => (items.length === 0 ? "none" : items.map((i) => codeSpan(i)).join(", "));
+  const loopLines = loop
+    ? [
+        `- Loop: ${codeSpan(loop.loop_id)} ${markdownText(loop.version)} from ${codeSpan(loop.manifest)}, ${codeSpan(loop.manifest_digest)}`,
+        `- Handlers: ${loop.handlers === "recording" ? "pulse's recording handlers" : codeSpan(loop.handlers)}${loop.handlers !== "recording" && loop.recording_phases.length > 0 ? ` (recording handlers for ${list(loop.recording_phases)})` : ""}`,
+        `- Loops it names: ${list(loop.companions)}; played by stand-ins: ${list(loop.stand_ins)}`,
+        `- Tests that apply: ${loop.applied.join(", ") || "none"}`,
+      ]
+    : [];
   return [
-    `# PULSE conformance: ${markdownText(report.runtime_name)} ${markdownText(report.runtime_version)}`,
+    loop ? `# PULSE conformance: loop ${markdownText(loop.loop_id)} ${markdownText(loop.version)}` : `# PULSE conformance: ${markdownText(report.runtime_name)} ${markdownText(report.runtime_version)}`,
     "",
-    `**Verdict: ${report.verdict}** (${closingLine(report.summary)}${report.certification ? "" : "; not a certification run"})`,
+    `**Verdict: ${report.verdict}** (${closingLine(report.summary)}${loop ? "; a loop report, judged on the tests that apply" : report.certification ? "" : "; not a certification run"})`,
     "",
+    markdownText(resultsLine(report.summary)),
+    "",
+    ...loopLines,
     `- Runtime: ${markdownText(report.runtime_name)} ${markdownText(report.runtime_version)}${language}, ${codeSpan(report.runtime_digest)}${standIn}`,
     `- PULSE version: ${markdownText(report.pulse_version)}`,
     `- Suite: pulse-conform ${markdownText(report.suite_version)}, ${codeSpan(report.suite_digest)}`,
@@ -45,7 +58,7 @@ function table(results: readonly TestResult[]): string[] {
   return [
     "| # | test | status | time |",
     "| ---: | --- | --- | ---: |",
-    ...results.map((r) => `| ${r.number} | ${codeSpan(r.name, true)} | ${r.status} | ${duration(r.duration_ms)} |`),
+    ...results.map((r) => `| ${r.number} | ${codeSpan(r.name, true)} | ${r.status === "not_applicable" ? `not applicable: ${markdownText(r.reason ?? "")}` : r.status} | ${r.status === "not_applicable" ? "" : duration(r.duration_ms)} |`),
   ];
 }
 
@@ -68,6 +81,6 @@ export function formatMarkdown(report: ConformanceReport): string {
   const missing = SPEC_TESTS.filter((t) => !ran.has(t.number));
   const out = [...header(report), "", ...table(report.test_results)];
   if (missing.length) out.push("", `Not run: ${missing.map((t) => `${t.number} ${codeSpan(t.name)}`).join(", ")}.`);
-  for (const r of report.test_results) if (r.status !== "passed") out.push(...section(r));
+  for (const r of report.test_results) if (r.status !== "passed" && r.status !== "not_applicable") out.push(...section(r));
   return out.join("\n") + "\n";
 }

@@ -126,6 +126,10 @@ export interface LoopUnderTest {
   handlers: string;
   /** Other manifests loaded beside it (its inner loops, its connections' targets), by path. */
   companions: string[];
+  /** Loops it names that were not given, played by scripted stand-ins, by loop_id. */
+  stand_ins: string[];
+  /** Its phases that pulse's recording handlers played (all of them without --handlers). */
+  recording_phases: string[];
   /** The numbers of the tests that applied to this loop, in order. */
   applied: number[];
 }

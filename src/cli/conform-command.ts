@@ -183,7 +183,7 @@ const DIGEST_SOURCE_NOTE: Record<RuntimeDigestSource, string> = {
   harness: "NOT the runtime artifact: the sha256 of pulse-conform's own code",
 };
 
-function parseOnly(value: string | undefined): number[] | undefined {
+export function parseOnly(value: string | undefined): number[] | undefined {
   if (value === undefined) return undefined;
   const numbers = value.split(",").map((part) => Number(part.trim()));
   if (numbers.length === 0 || numbers.some((n) => !Number.isInteger(n) || n < 1 || n > 12)) throw new UsageError(`--only takes test numbers 1-12 separated by commas, got "${value}"`);
@@ -208,7 +208,8 @@ const MARK: Record<TestResult["status"], string> = { passed: "✓", warned: "!",
 
 export function progressLine(r: TestResult, color: boolean): string {
   const paint = (code: number, text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
-  const hue = r.status === "passed" ? 32 : r.status === "failed" || r.status === "errored" ? 31 : 33;
+  const hue = r.status === "passed" ? 32 : r.status === "failed" || r.status === "errored" ? 31 : r.status === "not_applicable" ? 2 : 33;
+  if (r.status === "not_applicable") return `${paint(hue, `${MARK[r.status]} ${String(r.number).padStart(2)} ${r.name.padEnd(36)} not applicable: ${r.reason ?? ""}`)}\n`;
   const lines = [`${paint(hue, MARK[r.status])} ${String(r.number).padStart(2)} ${r.name.padEnd(36)} ${paint(hue, r.status.padEnd(10))} ${String(r.duration_ms).padStart(6)} ms`];
   if (r.status !== "passed") {
     for (const c of r.checks.filter((c) => c.outcome !== "pass")) lines.push(...checkLines(c).map((l) => `       ${l}`));
@@ -317,7 +318,7 @@ export function driverFailed(e: DriverFailure, driver: Driver | undefined, io: C
   return CONFORM_EXIT.driver;
 }
 
-async function checkWritable(flag: string, file: string): Promise<void> {
+export async function checkWritable(flag: string, file: string): Promise<void> {
   const fail = (reason: string) => new UsageError(`${flag} ${file}: cannot write there: ${reason}`);
   const existing = await stat(file).catch(() => undefined);
   if (existing?.isDirectory()) throw fail("it is a directory");
@@ -339,7 +340,7 @@ async function readCertifiedManifests(operands: string[], io: CliIO): Promise<{ 
   return sources.map((s) => ({ file: s.file, value: s.value as Record<string, unknown> }));
 }
 
-async function writeOutputs(report: ConformanceReport, opts: ConformCliOptions, privateKey: { key: import("node:crypto").KeyObject; keyid: string } | undefined, io: CliIO): Promise<void> {
+export async function writeOutputs(report: ConformanceReport, opts: ConformCliOptions, privateKey: { key: import("node:crypto").KeyObject; keyid: string } | undefined, io: CliIO): Promise<void> {
   const reportText = JSON.stringify(report, null, 2) + "\n";
   const written: string[] = [];
   if (opts.report !== undefined) {

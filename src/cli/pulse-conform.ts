@@ -46,13 +46,26 @@ const program = addDriverOptions(new Command("pulse-conform"))
   .option("--only <numbers>", "run only these tests, e.g. 1,7 (the report is then not a certification)")
   .option("--runtime-digest <sha256>", "the runtime artifact's sha256 when the adapter reports none (needed for --attest then)")
   .option("--manifest <path>", "also certify that these manifests load (test 12); repeatable", collect, [])
+  .option("--loop <manifest>", "certify a loop instead: the tests that apply to it, on pulse's runtime with its handlers")
+  .option("--handlers <module>", "with --loop: an ES module of phase handlers (default: pulse's recording handlers)")
+  .option("--with <path>", "with --loop: manifests of the loops it names (default: its own directory); repeatable", collect, [])
+  .option("--input <json>", "with --loop: the input of the iterations the tests start (default {})")
   .addHelpText("after", CONFORM_HELP)
   .action(async (opts: ConformCliOptions, cmd: Command) => {
     if (cmd.args.length > 0) {
       const names = cmd.commands.map((c) => c.name()).join(", ");
       throw new UsageError(`unknown command '${cmd.args[0]}' (the commands are ${names}); an adapter to certify goes after --: pulse-conform -- ${cmd.args.join(" ")}`);
     }
-    setExitCode(cmd, await runConform(withAdapter(opts), io));
+    const options = withAdapter(opts) as import("./conform-loop.js").ConformLoopOptions;
+    if (options.loop !== undefined) {
+      const { runConformLoop } = await import("./conform-loop.js");
+      setExitCode(cmd, await runConformLoop(options, io));
+      return;
+    }
+    for (const [flag, value] of [["--handlers", options.handlers], ["--with", options.with?.length ? options.with : undefined], ["--input", options.input]] as const) {
+      if (value !== undefined) throw new UsageError(`${flag} goes with --loop (certifying a loop), not with a runtime's certification`);
+    }
+    setExitCode(cmd, await runConform(options, io));
   });
 
 addDriverOptions(program.command("selftest"))
