@@ -7,7 +7,7 @@
  */
 import { createHost, type Host } from "../../src/host/index.js";
 import { systemClock, type IterationRequest, type IterationResult, type Loop } from "../../src/index.js";
-import type { MutantName } from "../../src/runtime/mutants.js";
+import { withMutant, type MutantName } from "../../src/runtime/mutants.js";
 import { scriptedHandler } from "../adapters/pulse/script.js";
 import { handlerFor, HandlerRecorder } from "./handlers.js";
 import { LoopSubstrates } from "./substrates.js";
@@ -34,7 +34,8 @@ export class LoopSession {
   ) {}
 
   static async open(subject: LoopSubject, o: SessionOptions = {}): Promise<LoopSession> {
-    const host = await createHost({ clock: systemClock, onEscalation: () => undefined, ...(o.circuit ? { circuit: o.circuit } : {}), ...(o.mutant ? { mutant: o.mutant } : {}) });
+    // Mutants are switched on through the runtime's internal entry, never its public options.
+    const host = await createHost(withMutant({ clock: systemClock, onEscalation: () => undefined, ...(o.circuit ? { circuit: o.circuit } : {}) }, o.mutant));
     const session = new LoopSession(host, subject);
     const replaced = new Set((o.replace ?? []).map((r) => loopId(r.manifest)));
     const all: LoadedManifest[] = [{ file: subject.file, manifest: subject.manifest }, ...subject.companions, ...subject.standIns, ...(o.add ?? [])].filter((m) => !replaced.has(loopId(m.manifest)));
