@@ -53,11 +53,13 @@ Examples:
   pulse-conform --attach http://127.0.0.1:7400    an adapter that is already running (HTTP)
   pulse-conform --report report.json --attest report.dsse.json --key pulse-conform.key
   pulse-conform --manifest manifests/             also certify that these manifests load (test 12)
-  pulse-conform selftest                          prove the suite can fail: 12 mutants, 12 failures
+  pulse-conform --loop loop.yaml --handlers h.js  certify a loop: the tests that apply to it, on pulse's runtime
+  pulse-conform selftest                          prove the suite can fail: 12 mutants, 12 caught
   pulse-conform keygen --out keys/                an Ed25519 key pair for attestations
   pulse-conform verify report.dsse.json --report report.json --key pulse-conform.pub
 
-The driver protocol: docs/conformance/driver-protocol.md. The report: docs/conformance/report.md.
+The driver protocol: docs/conformance/driver-protocol.md. What each test does: docs/conformance/tests.md.
+Certifying a loop: docs/conformance/loops.md. The report: docs/conformance/report.md.
 
 Exit codes: 0 conformant, 1 nonconformant, 2 incomplete (a test errored, was not exercised or
 was flaky), 3 driver failure (the adapter crashed, hung or broke the protocol), 4 usage error,

@@ -98,6 +98,7 @@ export async function readSubject(opts: ConformLoopOptions, io: CliIO): Promise<
 }
 
 export async function runConformLoop(opts: ConformLoopOptions, io: CliIO): Promise<number> {
+  if (opts.attest !== undefined) throw new UsageError("--attest signs a runtime's certification; a loop report certifies a loop on pulse's runtime and is not signed (write it with --report)");
   for (const [key, flag] of RUNTIME_ONLY) {
     if (opts[key] !== undefined && opts[key] !== false) throw new UsageError(`--loop certifies a loop on pulse's own runtime: ${flag} does not apply to it (certify a runtime without --loop)`);
   }

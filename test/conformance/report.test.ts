@@ -143,6 +143,23 @@ describe("report schema", () => {
     expect(validate(report)).toBe(false);
   });
 
+  it("accepts a loop report like the docs' (not_applicable, loop section), and keeps not_applicable out of runtime reports", () => {
+    const results = SPEC_TESTS.map((t) => (t.number === 5 ? { ...result(5, "not_applicable"), reason: "the loop does not declare the quorum_before_commit invariant" } : result(t.number)));
+    const summary = summarize(results, "loop");
+    const loop = JSON.parse(exampleBlock(readDoc("conformance/report.md"), "loop-section"));
+    const report = { ...clone(sampleReport()), test_results: results, summary, verdict: verdictOf(summary, results, "loop"), certification: false, loop };
+    expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
+    expect(report.verdict).toBe("conformant");
+    expect(loop.applied).toEqual(results.filter((r) => r.status !== "not_applicable").map((r) => r.number));
+    // Near misses: the same results without the loop key, or a loop report without its count.
+    const { loop: _, ...runtime } = report;
+    expect(validate(runtime)).toBe(false);
+    const allPassed = results.map((r) => ({ ...r, status: "passed" as const }));
+    expect(validate({ ...runtime, summary: summarize(allPassed), test_results: allPassed }), JSON.stringify(validate.errors)).toBe(true);
+    const { not_applicable: _count, ...uncounted } = summary;
+    expect(validate({ ...report, summary: uncounted })).toBe(false);
+  });
+
   it("accepts the example in docs/conformance/report.md", () => {
     const example = JSON.parse(exampleBlock(readDoc("conformance/report.md"), "report"));
     expect(validate(example), JSON.stringify(validate.errors)).toBe(true);
