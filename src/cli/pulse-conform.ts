@@ -30,7 +30,7 @@ function addDriverOptions(cmd: Command): Command {
 }
 
 const program = addDriverOptions(new Command("pulse-conform"))
-  .description("Certify a PULSE runtime against the twelve conformance tests of spec §12, with a signed report.")
+  .description("Certify a PULSE runtime against the twelve conformance tests of spec §12, with a signed report; or, with --loop, certify a loop on pulse's runtime.")
   .version(VERSION, "-V, --version")
   .usage("[options] [command] [-- <adapter command>...]")
   // Subcommands (verify) have options of the same names (--report, --key) that mean other files.
