@@ -310,8 +310,9 @@ export class Host {
       h.held.push(request);
       return { outcome: "accepted" };
     }
-    void this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).catch(() => undefined);
-    return { outcome: "accepted" };
+    const committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then(() => undefined);
+    committed.catch(() => undefined);
+    return { outcome: "accepted", committed };
   }
 
   /** An EscalationRequest (§5.4): to the parent loop if the loop declares one, else the host's human channel. */

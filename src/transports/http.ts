@@ -70,7 +70,8 @@ export function encodeHeaderValue(value: string): string {
   return out;
 }
 
-function decodeHeaderValue(value: string): string {
+/** The inverse of encodeHeaderValue (throws URIError on a malformed escape). */
+export function decodeHeaderValue(value: string): string {
   return value.includes("%") ? decodeURIComponent(value) : value;
 }
 
@@ -163,7 +164,8 @@ function structured(envelope: PulseCloudEvent): { headers: Record<string, string
   return { headers, body: JSON.stringify(envelope) };
 }
 
-function binary(envelope: PulseCloudEvent): { headers: Record<string, string>; body: string } {
+/** The CloudEvents binary content mode: ce- headers (percent-encoded), traceparent, the token as the body. */
+export function binary(envelope: PulseCloudEvent): { headers: Record<string, string>; body: string } {
   const headers: Record<string, string> = { "content-type": envelope.datacontenttype ?? "application/json" };
   for (const [name, value] of Object.entries(envelope)) {
     if (name === "data" || name === "datacontenttype" || value === undefined) continue;

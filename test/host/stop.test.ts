@@ -113,7 +113,7 @@ describe("a host started again after stop()", () => {
     await host.stop();
     await expect(host.receive("t.b", envelope)).rejects.toBeInstanceOf(ReceiverUnavailableError);
     host.start();
-    expect(await host.receive("t.b", envelope)).toEqual({ outcome: "accepted" });
+    expect(await host.receive("t.b", envelope)).toMatchObject({ outcome: "accepted" });
     await host.stop();
   });
 });

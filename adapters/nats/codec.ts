@@ -1,0 +1,83 @@
+/**
+ * A signal as a NATS message. `cloudevents` has no NATS binding, so this follows its HTTP
+ * binding, whose headers NATS carries the same way:
+ *
+ *   binary (what pulse sends)   ce-specversion, ce-id, ce-type, ce-source, ce-subject, ce-time
+ *                               and one ce-<name> per extension, percent-encoded;
+ *                               content-type: application/json; traceparent; the token as data
+ *   structured (also accepted)  content-type: application/cloudevents+json; the whole envelope
+ *
+ * Nats-Msg-Id is the envelope id, so JetStream stores a republished signal once.
+ */
+import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
+import type { PulseCloudEvent } from "../../src/tokens/types.js";
+import { binary, decodeHeaderValue } from "../../src/transports/http.js";
+
+export interface EncodedSignal {
+  headers: MsgHdrs;
+  body: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+export function encodeSignal(envelope: PulseCloudEvent): EncodedSignal {
+  const { headers: fields, body } = binary(envelope);
+  const headers = natsHeaders();
+  for (const [name, value] of Object.entries(fields)) headers.set(name, value);
+  headers.set("Nats-Msg-Id", envelope.id);
+  return { headers, body: encoder.encode(body) };
+}
+
+/** Why a message is not a signal: it is terminated (never redelivered) with this reason. */
+export class UndecodableSignal extends Error {
+  override readonly name = "UndecodableSignal";
+}
+
+/**
+ * The envelope a message carries, as an untrusted object: the receiving host validates it
+ * (readEnvelope) and rejects what is not a valid PULSE envelope, with its reason.
+ */
+export function decodeSignal(headers: MsgHdrs | undefined, body: Uint8Array): Record<string, unknown> {
+  let text: string;
+  try {
+    text = decoder.decode(body);
+  } catch {
+    throw new UndecodableSignal("the message body is not UTF-8");
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UndecodableSignal("the message body is not JSON");
+  }
+  const fields = new Map<string, string>();
+  for (const key of headers?.keys() ?? []) fields.set(key.toLowerCase(), headers?.get(key) ?? "");
+  const contentType = (fields.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  let envelope: Record<string, unknown>;
+  if (contentType === "application/cloudevents+json" || (!fields.has("ce-specversion") && isObject(parsed) && "specversion" in parsed)) {
+    if (!isObject(parsed)) throw new UndecodableSignal("a structured-mode body must be a JSON object");
+    envelope = { ...parsed };
+  } else {
+    envelope = { datacontenttype: contentType || "application/json", data: parsed };
+    for (const [name, value] of fields) {
+      // data and its content type come from the body and content-type, never from a header.
+      if (!name.startsWith("ce-") || name === "ce-data" || name === "ce-datacontenttype") continue;
+      try {
+        envelope[name.slice(3)] = decodeHeaderValue(value);
+      } catch {
+        throw new UndecodableSignal(`header ${name} is not percent-encoded UTF-8`);
+      }
+    }
+    for (const required of ["specversion", "type", "source", "id"]) {
+      if (envelope[required] === undefined) throw new UndecodableSignal("binary mode needs ce-specversion, ce-type, ce-source and ce-id headers");
+    }
+  }
+  const traceparent = fields.get("traceparent");
+  if (traceparent !== undefined && envelope.traceparent === undefined) envelope.traceparent = traceparent;
+  return envelope;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -1,0 +1,151 @@
+/**
+ * The receiving half: a durable pull consumer per receiving loop hands each signal to the host
+ * and acknowledges it to JetStream only once the host is done with it.
+ *
+ *   receiver's answer                   the message
+ *   accepted, with `committed`          ack once the triggered iteration has committed (while it
+ *                                       runs, working() keeps ack_wait from expiring); nak if it
+ *                                       could not commit
+ *   accepted (no `committed`), duplicate  ack
+ *   rejected (invalid, no such loop)    term: final, never redelivered
+ *   thrown (a stopped host, …)          nak with a delay: redelivered
+ *   not a signal at all                 term, with the reason
+ *
+ * A host that dies before acknowledging never acks: JetStream redelivers the signal after
+ * ack_wait to whichever host of the system consumes the loop next. `max_ack_pending` (the
+ * connection's `max_inflight`) bounds the signals handed out and not yet acknowledged; the rest
+ * wait in the stream.
+ */
+import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import type { SignalReceiver } from "../../src/connections/contracts.js";
+import { decodeSignal } from "./codec.js";
+import { consumerName, loopSubject } from "./names.js";
+
+export interface ConsumerOptions {
+  /** Signals handed to this host and not yet acknowledged (default 1024). */
+  maxAckPending?: number;
+  /** How long JetStream waits for an ack before redelivering (default 30 s). */
+  ackWaitMs?: number;
+  /** Redelivery delay after the receiver could not take a signal (default 1 s). */
+  nakDelayMs?: number;
+}
+
+/** What happened to a delivered message that a person may want to know. */
+export interface NatsReceiveNote {
+  loop_id: string;
+  event_id?: string;
+  /** redelivered: a delivery after the first; terminated: refused for good; retried: nak'd. */
+  kind: "redelivered" | "terminated" | "retried";
+  delivery: number;
+  reason?: string;
+}
+
+const NS_PER_MS = 1_000_000;
+
+export class LoopConsumer {
+  private messages: ConsumerMessages | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+  private stopping = false;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly stream: string,
+    private readonly system: string,
+    readonly loopId: string,
+    private readonly receiver: SignalReceiver,
+    private readonly options: ConsumerOptions,
+    private readonly onNote: (note: NatsReceiveNote) => void,
+  ) {}
+
+  get name(): string {
+    return consumerName(this.loopId);
+  }
+
+  /** Creates (or adjusts) the loop's durable consumer and starts taking its signals. */
+  async start(): Promise<void> {
+    const maxAckPending = this.options.maxAckPending ?? 1024;
+    const ackWait = (this.options.ackWaitMs ?? 30_000) * NS_PER_MS;
+    const wanted = { max_ack_pending: maxAckPending, ack_wait: ackWait };
+    const existing = await this.jsm.consumers.info(this.stream, this.name).catch(() => undefined);
+    if (!existing) {
+      try {
+        await this.jsm.consumers.add(this.stream, {
+          durable_name: this.name,
+          filter_subject: loopSubject(this.system, this.loopId),
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          max_deliver: -1,
+          ...wanted,
+        });
+      } catch (error) {
+        // Another host of the system created it first: use theirs.
+        if (!(await this.jsm.consumers.info(this.stream, this.name).catch(() => undefined))) throw error;
+      }
+    } else if (existing.config.max_ack_pending !== maxAckPending || existing.config.ack_wait !== ackWait) {
+      await this.jsm.consumers.update(this.stream, this.name, wanted);
+    }
+    const consumer = await this.js.consumers.get(this.stream, this.name);
+    this.messages = await consumer.consume({ max_messages: Math.min(maxAckPending, 512), callback: (m) => this.track(this.handle(m)) });
+  }
+
+  private track(work: Promise<void>): void {
+    this.inflight.add(work);
+    void work.finally(() => this.inflight.delete(work));
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    const delivery = m.info.deliveryCount;
+    const note = (kind: NatsReceiveNote["kind"], eventId: string | undefined, reason?: string) =>
+      this.onNote({ loop_id: this.loopId, kind, delivery, ...(eventId ? { event_id: eventId } : {}), ...(reason ? { reason } : {}) });
+    if (this.stopping) return m.nak();
+    let envelope: Record<string, unknown>;
+    try {
+      envelope = decodeSignal(m.headers, m.data);
+    } catch (error) {
+      m.term((error as Error).message);
+      return note("terminated", m.headers?.get("Nats-Msg-Id") || undefined, (error as Error).message);
+    }
+    const eventId = typeof envelope.id === "string" ? envelope.id : undefined;
+    if (delivery > 1) note("redelivered", eventId);
+    const retry = (reason: string) => {
+      m.nak(this.options.nakDelayMs ?? 1_000);
+      note("retried", eventId, reason);
+    };
+    let ack;
+    try {
+      ack = await this.receiver.receive(envelope as never);
+    } catch (error) {
+      return retry((error as Error).message);
+    }
+    if (ack.outcome === "rejected") {
+      m.term(ack.reason);
+      return note("terminated", eventId, ack.reason ?? "rejected");
+    }
+    if (ack.outcome === "accepted" && ack.committed) {
+      // Keeps JetStream from redelivering a signal whose iteration outlasts ack_wait.
+      const ackWaitMs = this.options.ackWaitMs ?? 30_000;
+      const heartbeat = setInterval(() => m.working(), Math.max(50, ackWaitMs / 3));
+      try {
+        await ack.committed;
+      } catch (error) {
+        return retry(`its iteration did not commit: ${(error as Error).message}`);
+      } finally {
+        clearInterval(heartbeat);
+      }
+    }
+    m.ack();
+  }
+
+  /**
+   * Stops taking signals; those already taken get up to `timeoutMs` to commit and be
+   * acknowledged. Anything left is redelivered by JetStream.
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    await this.messages?.close().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.inflight]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+}

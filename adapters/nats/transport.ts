@@ -1,0 +1,166 @@
+/**
+ * Signals between hosts over NATS JetStream (`pulse run --transport nats://…`).
+ *
+ * Sending publishes the envelope (names.ts: the target loop's subject; codec.ts: binary mode,
+ * Nats-Msg-Id = the envelope id) and resolves on JetStream's PubAck: `accepted` once the signal
+ * is stored, `duplicate` when the stream already had that id (within its duplicate window). The
+ * stream keeps it until the receiving loop's consumer acknowledges it, so a signal sent while
+ * its receiver is down waits for it. A publish that fails or times out is a TransportError, which
+ * at-least-once delivery retries. Receiving: `serve` (receiver.ts).
+ *
+ *   const nats = await NatsTransport.connect("nats://127.0.0.1:4222?system=shop");
+ *   const host = await createHost({ transport: nats });
+ *   await host.load(…); host.start();
+ *   await nats.serve(host);            // a durable consumer per loaded loop
+ *   …
+ *   await host.stop();                 // stops the consumers and closes the connection
+ */
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import type { Ack, SignalReceiver, Transport } from "../../src/connections/contracts.js";
+import { TransportError } from "../../src/connections/contracts.js";
+import type { PulseCloudEvent } from "../../src/tokens/types.js";
+import { encodeSignal } from "./codec.js";
+import { isLoopId, loopSubject, parseNatsUrl, streamName, streamSubjects, type NatsAddress } from "./names.js";
+import { LoopConsumer, type ConsumerOptions, type NatsReceiveNote } from "./receiver.js";
+
+export interface NatsTransportOptions extends ConsumerOptions {
+  /** Overrides the URL's `?system=`: names the stream PULSE_<SYSTEM> and the subjects pulse.<system>.loop.*. */
+  system?: string;
+  /** Bound on one publish, until JetStream's PubAck (default 5000). */
+  publishTimeoutMs?: number;
+  /** JetStream's window for recognising a republished signal by its id (default 2 min). */
+  duplicateWindowMs?: number;
+  /** Bound on connecting (default 5000). */
+  connectTimeoutMs?: number;
+  /** Redeliveries, refusals and retries of received signals (pulse run prints them). */
+  onNote?: (note: NatsReceiveNote) => void;
+}
+
+/** What `serve` needs of a host: its loops, their connections, and a way in for signals. */
+export interface SignalHost {
+  readonly loops: readonly { id: string; compiled: { connections: readonly { connection: { to_loop: string; max_inflight?: number } }[] } }[];
+  receive(loopId: string, envelope: unknown): Promise<Ack>;
+}
+
+/** A server that cannot be reached or has no JetStream: said in one line. */
+export class NatsUnavailableError extends Error {
+  override readonly name = "NatsUnavailableError";
+}
+
+const MS = 1_000_000;
+
+export class NatsTransport implements Transport {
+  private readonly consumers: LoopConsumer[] = [];
+  private closed = false;
+
+  private constructor(
+    readonly connection: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    readonly address: NatsAddress,
+    private readonly options: NatsTransportOptions,
+  ) {}
+
+  get system(): string {
+    return this.address.system;
+  }
+
+  get stream(): string {
+    return streamName(this.address.system);
+  }
+
+  /** Connects, and creates the system's stream unless it exists. */
+  static async connect(url: string, options: NatsTransportOptions = {}): Promise<NatsTransport> {
+    const parsed = parseNatsUrl(url);
+    const address = { ...parsed, system: options.system ?? parsed.system };
+    let nc: NatsConnection;
+    try {
+      nc = await connect({ servers: address.servers, name: `pulse ${process.pid}`, timeout: options.connectTimeoutMs ?? 5_000, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    } catch (error) {
+      throw new NatsUnavailableError(`cannot connect to NATS at ${address.display}: ${describe(error)}`);
+    }
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: options.publishTimeoutMs ?? 5_000 });
+      const transport = new NatsTransport(nc, jetstream(nc, { timeout: options.publishTimeoutMs ?? 5_000 }), jsm, address, options);
+      await transport.ensureStream();
+      return transport;
+    } catch (error) {
+      await nc.close().catch(() => undefined);
+      if (error instanceof NatsUnavailableError) throw error;
+      throw new NatsUnavailableError(`NATS at ${address.display} has no usable JetStream (start nats-server with -js): ${describe(error)}`);
+    }
+  }
+
+  private async ensureStream(): Promise<void> {
+    const name = this.stream;
+    if (await this.jsm.streams.info(name).catch(() => undefined)) return;
+    try {
+      await this.jsm.streams.add({
+        name,
+        subjects: [streamSubjects(this.system)],
+        // Each signal is kept until its loop's consumer acknowledges it, then removed.
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        discard: DiscardPolicy.Old,
+        duplicate_window: (this.options.duplicateWindowMs ?? 120_000) * MS,
+      });
+    } catch (error) {
+      // Another host created it at the same moment.
+      if (!(await this.jsm.streams.info(name).catch(() => undefined))) throw error;
+    }
+  }
+
+  async send(envelope: PulseCloudEvent, toLoop: string): Promise<Ack> {
+    if (this.closed) throw new TransportError(`signal ${envelope.id} to ${toLoop}: the NATS transport is closed`);
+    if (!isLoopId(toLoop)) return { outcome: "rejected", reason: `loop id ${JSON.stringify(toLoop)} cannot be a NATS subject` };
+    const { headers, body } = encodeSignal(envelope);
+    const max = this.connection.info?.max_payload;
+    if (max !== undefined && body.length > max) return { outcome: "rejected", reason: `the signal is ${body.length} bytes, over the NATS server's max_payload of ${max}` };
+    try {
+      const ack = await this.js.publish(loopSubject(this.system, toLoop), body, { msgID: envelope.id, headers, timeout: this.options.publishTimeoutMs ?? 5_000 });
+      return { outcome: ack.duplicate ? "duplicate" : "accepted" };
+    } catch (error) {
+      throw new TransportError(`signal ${envelope.id} to ${toLoop} over NATS ${this.address.display}: ${describe(error)}`, { cause: error });
+    }
+  }
+
+  /**
+   * Takes signals for every loop the host runs: one durable consumer per loop, its
+   * max_ack_pending the smallest max_inflight among the host's connections to it (else 1024).
+   */
+  async serve(host: SignalHost): Promise<void> {
+    for (const loop of host.loops) {
+      const limits = host.loops.flatMap((l) => l.compiled.connections.map((c) => c.connection)).filter((c) => c.to_loop === loop.id && c.max_inflight !== undefined);
+      const maxAckPending = limits.length > 0 ? Math.min(...limits.map((c) => c.max_inflight as number)) : this.options.maxAckPending;
+      await this.receive(loop.id, { receive: (envelope) => host.receive(loop.id, envelope) }, maxAckPending === undefined ? {} : { maxAckPending });
+    }
+  }
+
+  /** Takes the signals of one loop and hands them to `receiver`. */
+  async receive(loopId: string, receiver: SignalReceiver, options: ConsumerOptions = {}): Promise<void> {
+    if (this.closed) throw new TransportError(`the NATS transport is closed: cannot take signals for ${loopId}`);
+    const consumer = new LoopConsumer(this.js, this.jsm, this.stream, this.system, loopId, receiver, { ...this.options, ...options }, this.options.onNote ?? (() => undefined));
+    await consumer.start();
+    this.consumers.push(consumer);
+  }
+
+  /**
+   * Stops the consumers (signals already taken get `timeoutMs` to commit and be acknowledged;
+   * the rest are redelivered, to another host of the system if one consumes the loop) and
+   * closes the connection. Final: a host started again needs a new transport.
+   */
+  async close(timeoutMs = 5_000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.consumers.map((c) => c.stop(timeoutMs)));
+    await this.connection.drain().catch(() => undefined);
+    await this.connection.close().catch(() => undefined);
+  }
+}
+
+function describe(error: unknown): string {
+  const e = error as { code?: string; message?: string; cause?: { message?: string } };
+  const message = e?.message ?? String(error);
+  return e?.cause?.message && !message.includes(e.cause.message) ? `${message} (${e.cause.message})` : message;
+}
