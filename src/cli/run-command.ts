@@ -13,6 +13,7 @@ import type { CliIO } from "./io.js";
 import { useColor } from "./io.js";
 import { parseCount, readManifestSources } from "./inputs.js";
 import { TraceWriter } from "./run-trace.js";
+import { describeNatsNote, openNats, TRANSPORT_HELP } from "./run-nats.js";
 
 export interface RunCliOptions {
   once?: boolean;
@@ -26,6 +27,7 @@ export interface RunCliOptions {
   listen?: string;
   httpMode?: "structured" | "binary";
   route?: string[];
+  transport?: string;
   color?: boolean;
 }
 
@@ -51,6 +53,8 @@ Two processes can signal each other over loopback:
   pulse run a.yaml --listen 7070 --route other.loop=http://127.0.0.1:7071
   pulse run b.yaml --listen 7071 --route first.loop=http://127.0.0.1:7070
 
+${TRANSPORT_HELP.trim()}
+
 Exit codes: 0 ran cleanly; 1 an invalid manifest, or (with --once/--iterations) an iteration
 that did not complete, or (with --once) a signal still undelivered at --stop-timeout; 2 usage
 error; 3 internal error.`;
@@ -68,6 +72,7 @@ export function addRunOptions(cmd: Command): Command {
     .option("-e, --event <name[=json]>", "emit an event (for event cadences) when the host starts; repeatable", collect, [])
     .option("--listen <port>", "receive CloudEvents signals over HTTP on this loopback port")
     .option("--route <loop=url>", "send signals for loop to another host over HTTP; repeatable", collect, [])
+    .option("--transport <url>", "send and take signals through NATS JetStream: nats://host:4222[?system=name]")
     .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
     .option("--color", "force colour")
     .option("--no-color", "disable colour");
@@ -118,6 +123,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   if (port !== undefined && port > 65535) throw new UsageError(`--listen takes a port from 0 to 65535 (0: any free port), not ${port}`);
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
+  if (opts.transport !== undefined && Object.keys(routes).length > 0) throw new UsageError("--transport reaches every loop of the system through NATS: it cannot be combined with --route");
 
   const sources = await readManifestSources(operands, undefined, io, DEFAULT_MAX_BYTES);
   const results = validateSources(sources);
@@ -129,7 +135,9 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
 
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
-  const transport = Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured" }) : undefined;
+  let trace: TraceWriter | undefined;
+  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => trace?.note(describeNatsNote(n)));
+  const transport = nats ?? (Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured" }) : undefined);
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
   host = await createHost({
     workspace: opts.workspace ?? "default",
@@ -139,7 +147,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
     }),
     onEscalation: () => undefined,
   });
-  const trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
+  trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
   host.subscribe((e) => trace.event(e));
   for (const source of sources) await host.load(source.value as Record<string, unknown>, { name: source.file });
   trace.loaded(host.loops);
@@ -170,6 +178,10 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   });
 
   host.start();
+  if (nats) {
+    await nats.serve(host);
+    trace.note(`signals through NATS ${nats.address.display}, stream ${nats.stream}: taking those for ${host.loops.map((l) => l.id).join(", ")}`);
+  }
   for (const e of events) {
     const ran = await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
     if (ran.length === 0) trace.note(`event "${e.name}": no loop iterated (none has an event cadence with this trigger, or its filter did not hold)`);
