@@ -20,6 +20,7 @@ import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JetStreamClient, 
 import type { SignalReceiver } from "../../src/connections/contracts.js";
 import { decodeSignal } from "./codec.js";
 import { consumerName, loopSubject } from "./names.js";
+import { TickBatch } from "./tick-batch.js";
 
 export interface ConsumerOptions {
   /** Signals handed to this host and not yet acknowledged (default 1024). */
@@ -46,6 +47,7 @@ export class LoopConsumer {
   private messages: ConsumerMessages | undefined;
   private readonly inflight = new Set<Promise<void>>();
   private stopping = false;
+  private readonly acks = new TickBatch();
 
   constructor(
     private readonly js: JetStreamClient,
@@ -134,7 +136,7 @@ export class LoopConsumer {
         clearInterval(heartbeat);
       }
     }
-    m.ack();
+    this.acks.later(() => m.ack());
   }
 
   /**

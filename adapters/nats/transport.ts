@@ -23,6 +23,7 @@ import type { PulseCloudEvent } from "../../src/tokens/types.js";
 import { encodeSignal } from "./codec.js";
 import { isLoopId, loopSubject, parseNatsUrl, streamName, streamSubjects, type NatsAddress } from "./names.js";
 import { LoopConsumer, type ConsumerOptions, type NatsReceiveNote } from "./receiver.js";
+import { TickBatch } from "./tick-batch.js";
 
 export interface NatsTransportOptions extends ConsumerOptions {
   /** Overrides the URL's `?system=`: names the stream PULSE_<SYSTEM> and the subjects pulse.<system>.loop.*. */
@@ -52,6 +53,7 @@ const MS = 1_000_000;
 
 export class NatsTransport implements Transport {
   private readonly consumers: LoopConsumer[] = [];
+  private readonly batch = new TickBatch();
   private closed = false;
 
   private constructor(
@@ -118,7 +120,8 @@ export class NatsTransport implements Transport {
     const max = this.connection.info?.max_payload;
     if (max !== undefined && body.length > max) return { outcome: "rejected", reason: `the signal is ${body.length} bytes, over the NATS server's max_payload of ${max}` };
     try {
-      const ack = await this.js.publish(loopSubject(this.system, toLoop), body, { msgID: envelope.id, headers, timeout: this.options.publishTimeoutMs ?? 5_000 });
+      const subject = loopSubject(this.system, toLoop);
+      const ack = await this.batch.run(() => this.js.publish(subject, body, { msgID: envelope.id, headers, timeout: this.options.publishTimeoutMs ?? 5_000 }));
       return { outcome: ack.duplicate ? "duplicate" : "accepted" };
     } catch (error) {
       throw new TransportError(`signal ${envelope.id} to ${toLoop} over NATS ${this.address.display}: ${describe(error)}`, { cause: error });
