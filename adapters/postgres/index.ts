@@ -1,0 +1,7 @@
+/** The PostgreSQL store's parts (`pulse/adapters/postgres`): docs/deploy.md. */
+export { parsePostgresUrl, PostgresAddressError, type PostgresAddress } from "./address.js";
+export { PostgresDatabase, type OpenOptions } from "./database.js";
+export { PostgresStoreError } from "./errors.js";
+export { claimSignature, type Claim } from "./idempotency.js";
+export { migrate, type MigrateReport } from "./migrate.js";
+export { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
