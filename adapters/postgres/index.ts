@@ -5,3 +5,4 @@ export { PostgresStoreError } from "./errors.js";
 export { claimSignature, type Claim } from "./idempotency.js";
 export { migrate, type MigrateReport } from "./migrate.js";
 export { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
+export { PostgresLeases } from "./leases.js";

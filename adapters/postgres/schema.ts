@@ -35,7 +35,8 @@ const APP_GRANTS: Record<string, string> = {
   memory_edges: "SELECT, INSERT, UPDATE, DELETE",
   memory_state: "SELECT, INSERT, UPDATE, DELETE",
   memory_mutations: "SELECT, INSERT",
-  leases: "SELECT, INSERT, UPDATE, DELETE",
+  leases: "SELECT, INSERT, UPDATE",
+  ticks: "SELECT, INSERT",
 };
 
 const ws = "workspace_id text NOT NULL CHECK (workspace_id <> '')";
@@ -100,10 +101,15 @@ CREATE TABLE ${q("memory_mutations")} (
   id bigserial PRIMARY KEY, graph text NOT NULL, ${ws}, event_id text NOT NULL, operation text NOT NULL, trace_id text NOT NULL, ids text NOT NULL
 );
 
--- Fleet leases (src/fleet): which host runs a loop's workspace, until when (the database's clock).
+-- Fleet leases (src/fleet): which host runs a loop's workspace, until when (the database's clock),
+-- and the cadence ticks the fleet has fired. Coordination, not tenant data: no row-level security.
 CREATE TABLE ${q("leases")} (
   loop_id text NOT NULL, workspace_id text NOT NULL, holder text NOT NULL, epoch bigint NOT NULL,
-  expires_at timestamptz NOT NULL, PRIMARY KEY (loop_id, workspace_id)
+  expires_at timestamptz NOT NULL, origin timestamptz NOT NULL, PRIMARY KEY (loop_id, workspace_id)
+);
+CREATE TABLE ${q("ticks")} (
+  loop_id text NOT NULL, workspace_id text NOT NULL, scheduled_at bigint NOT NULL, holder text NOT NULL,
+  claimed_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (loop_id, workspace_id, scheduled_at)
 );
 
 CREATE FUNCTION ${q("refuse_audit_change")}() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,0 +1,45 @@
+/**
+ * Fleet leases within one process (src/fleet/contracts.ts): what the PostgreSQL leases do, on a
+ * clock of the caller's, for tests and for hosts of one process that share loops.
+ */
+import type { Lease, LeaseKey, LeaseStore } from "../../src/fleet/contracts.js";
+
+const id = (k: LeaseKey) => `${k.loop_id}\u0000${k.workspace_id}`;
+
+export class InMemoryLeases implements LeaseStore {
+  private readonly rows = new Map<string, Lease>();
+  private readonly ticks = new Set<string>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async acquire(key: LeaseKey, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    const now = this.now();
+    const current = this.rows.get(id(key));
+    if (current && current.holder !== holder && current.expires_at >= now) return undefined;
+    const lease: Lease = {
+      ...key,
+      holder,
+      epoch: current ? current.epoch + (current.holder === holder ? 0 : 1) : 1,
+      expires_at: now + ttlMs,
+      origin: current?.origin ?? now,
+    };
+    this.rows.set(id(key), lease);
+    return { ...lease };
+  }
+
+  async release(key: LeaseKey, holder: string): Promise<void> {
+    const current = this.rows.get(id(key));
+    if (current?.holder === holder) current.expires_at = this.now() - 1;
+  }
+
+  async claimTick(key: LeaseKey, scheduledAt: number): Promise<boolean> {
+    const k = `${id(key)}\u0000${scheduledAt}`;
+    if (this.ticks.has(k)) return false;
+    this.ticks.add(k);
+    return true;
+  }
+
+  async leases(): Promise<Lease[]> {
+    return [...this.rows.values()].map((l) => ({ ...l }));
+  }
+}

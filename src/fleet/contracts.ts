@@ -1,0 +1,42 @@
+/**
+ * A fleet: several hosts that run the same loops on shared state (PostgreSQL) and signals (NATS),
+ * sharing the work. Each loop runs on one host at a time, the holder of its **lease**: the holder
+ * fires its cadences and takes its signals; the others stand by. A holder renews its lease well
+ * before it runs out; a host that dies stops renewing, and another takes the lease over once it
+ * expired. Leases live in a LeaseStore (adapters/postgres/leases.ts across machines,
+ * adapters/memory/leases.ts within one process), whose clock decides expiry, so hosts whose
+ * clocks disagree still agree on who holds what.
+ *
+ * Each scheduled cadence tick is claimed once per fleet (claimTick): a tick a new holder finds
+ * already claimed by the old one is not fired again.
+ */
+export interface LeaseKey {
+  loop_id: string;
+  workspace_id: string;
+}
+
+export interface Lease extends LeaseKey {
+  /** The host that holds it. */
+  holder: string;
+  /** Grows by one each time the lease changes hands: a fencing token. */
+  epoch: number;
+  /** When it runs out unless renewed (ms since the epoch, the store's clock). */
+  expires_at: number;
+  /** The fleet's schedule origin for the loop's periodic cadence (ms), set by the first holder. */
+  origin: number;
+}
+
+export interface LeaseStore {
+  /**
+   * Takes the lease when it is free or expired, renews it when `holder` has it already; resolves
+   * with the lease as it now stands, or undefined when another host holds it.
+   */
+  acquire(key: LeaseKey, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Gives the lease up (a host that stops), so another host takes over at once. */
+  release(key: LeaseKey, holder: string): Promise<void>;
+  /** Claims one scheduled tick of a loop for the fleet: true for the first claim only. */
+  claimTick(key: LeaseKey, scheduledAt: number, holder: string): Promise<boolean>;
+  /** Every lease, for `pulse` status output and tests. */
+  leases(): Promise<Lease[]>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,68 @@
+/** The behaviour every LeaseStore owes a fleet (src/fleet/contracts.ts), run against each of them. */
+import { afterEach, describe, expect, it } from "vitest";
+import type { LeaseStore } from "../../src/fleet/contracts.js";
+
+export interface LeasesUnderTest {
+  name: string;
+  open(): Promise<{ leases: LeaseStore; wait(ms: number): Promise<void>; close(): Promise<void> }>;
+}
+
+const key = { loop_id: "shop.orders", workspace_id: "acme" };
+
+export function leaseContract(under: LeasesUnderTest): void {
+  describe(`lease contract: ${under.name}`, () => {
+    let opened: Awaited<ReturnType<LeasesUnderTest["open"]>> | undefined;
+    const open = async () => (opened = await under.open());
+    afterEach(async () => {
+      await opened?.close();
+      opened = undefined;
+    });
+
+    it("one host takes a free lease; another is refused while it runs; the holder renews it", async () => {
+      const { leases, wait } = await open();
+      const first = await leases.acquire(key, "host-a", 2_000);
+      expect(first).toMatchObject({ ...key, holder: "host-a", epoch: 1 });
+      expect(await leases.acquire(key, "host-b", 2_000)).toBeUndefined();
+      await wait(50);
+      const renewed = await leases.acquire(key, "host-a", 2_000);
+      expect(renewed).toMatchObject({ holder: "host-a", epoch: 1, origin: first?.origin });
+      expect(renewed!.expires_at).toBeGreaterThan(first!.expires_at);
+      // The near-miss: another loop's lease is another lease.
+      expect(await leases.acquire({ ...key, loop_id: "shop.billing" }, "host-b", 2_000)).toMatchObject({ holder: "host-b", epoch: 1 });
+    });
+
+    it("a lease that ran out is taken over (the epoch grows, the schedule origin stays), and its old holder cannot renew it", async () => {
+      const { leases, wait } = await open();
+      const first = await leases.acquire(key, "host-a", 300);
+      await wait(450);
+      const taken = await leases.acquire(key, "host-b", 2_000);
+      expect(taken).toMatchObject({ holder: "host-b", epoch: 2, origin: first?.origin });
+      expect(await leases.acquire(key, "host-a", 2_000)).toBeUndefined();
+      expect((await leases.leases()).map((l) => [l.loop_id, l.holder, l.epoch])).toEqual([["shop.orders", "host-b", 2]]);
+    });
+
+    it("a released lease is taken at once by another host", async () => {
+      const { leases } = await open();
+      await leases.acquire(key, "host-a", 60_000);
+      await leases.release(key, "host-b"); // not its lease: nothing happens
+      expect(await leases.acquire(key, "host-b", 60_000)).toBeUndefined();
+      await leases.release(key, "host-a");
+      expect(await leases.acquire(key, "host-b", 60_000)).toMatchObject({ holder: "host-b", epoch: 2 });
+    });
+
+    it("of ten hosts racing for a free lease exactly one gets it", async () => {
+      const { leases } = await open();
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => leases.acquire(key, `host-${i}`, 60_000)));
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+    });
+
+    it("a scheduled tick is claimed once per fleet; another tick, or another loop's, is claimed anew", async () => {
+      const { leases } = await open();
+      const at = Date.UTC(2026, 3, 10, 12);
+      const claims = await Promise.all(["host-a", "host-b", "host-c"].map((h) => leases.claimTick(key, at, h)));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await leases.claimTick(key, at + 1_000, "host-b")).toBe(true);
+      expect(await leases.claimTick({ ...key, loop_id: "shop.billing" }, at, "host-b")).toBe(true);
+    });
+  });
+}
