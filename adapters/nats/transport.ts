@@ -133,11 +133,21 @@ export class NatsTransport implements Transport {
    * max_ack_pending the smallest max_inflight among the host's connections to it (else 1024).
    */
   async serve(host: SignalHost): Promise<void> {
-    for (const loop of host.loops) {
-      const limits = host.loops.flatMap((l) => l.compiled.connections.map((c) => c.connection)).filter((c) => c.to_loop === loop.id && c.max_inflight !== undefined);
-      const maxAckPending = limits.length > 0 ? Math.min(...limits.map((c) => c.max_inflight as number)) : this.options.maxAckPending;
-      await this.receive(loop.id, { receive: (envelope) => host.receive(loop.id, envelope) }, maxAckPending === undefined ? {} : { maxAckPending });
-    }
+    for (const loop of host.loops) await this.serveLoop(host, loop.id);
+  }
+
+  /** Takes the signals of one loop the host runs (a fleet calls it for the loops whose lease it holds). */
+  async serveLoop(host: SignalHost, loopId: string): Promise<void> {
+    const limits = host.loops.flatMap((l) => l.compiled.connections.map((c) => c.connection)).filter((c) => c.to_loop === loopId && c.max_inflight !== undefined);
+    const maxAckPending = limits.length > 0 ? Math.min(...limits.map((c) => c.max_inflight as number)) : this.options.maxAckPending;
+    await this.receive(loopId, { receive: (envelope) => host.receive(loopId, envelope) }, maxAckPending === undefined ? {} : { maxAckPending });
+  }
+
+  /** Stops taking one loop's signals (those taken get `timeoutMs` to commit); JetStream keeps the rest for another host. */
+  async stopReceiving(loopId: string, timeoutMs = 5_000): Promise<void> {
+    const mine = this.consumers.filter((c) => c.loopId === loopId);
+    this.consumers.splice(0, this.consumers.length, ...this.consumers.filter((c) => c.loopId !== loopId));
+    await Promise.all(mine.map((c) => c.stop(timeoutMs)));
   }
 
   /** Takes the signals of one loop and hands them to `receiver`. */

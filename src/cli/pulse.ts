@@ -8,6 +8,7 @@ import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
 import { VERSION } from "../version.js";
+import { addStoreMigrateOptions, STORE_MIGRATE_HELP } from "./store-migrate.js";
 
 const io = processIO("pulse");
 const program = new Command("pulse")
@@ -62,5 +63,14 @@ addDriversOptions(program.command("drivers"))
   .description(DRIVERS_DESCRIPTION)
   .addHelpText("after", DRIVERS_HELP)
   .action(async (opts: DriversCliOptions, cmd: Command) => setExitCode(cmd, await runDrivers(opts, io)));
+
+const store = program.command("store").description("Administer a pulse store.");
+addStoreMigrateOptions(store.command("migrate"))
+  .description("Create or update a PostgreSQL store's schema and roles (run with an owner's credentials).")
+  .addHelpText("after", STORE_MIGRATE_HELP)
+  .action(async (opts: { store: string; appPassword?: string }, cmd: Command) => {
+    const { runStoreMigrate } = await import("./store-migrate.js");
+    setExitCode(cmd, await runStoreMigrate(opts, io));
+  });
 
 process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");

@@ -10,6 +10,16 @@
  * Each scheduled cadence tick is claimed once per fleet (claimTick): a tick a new holder finds
  * already claimed by the old one is not fired again.
  */
+import type { IterationRequest } from "../runtime/iteration-result.js";
+
+/** What a host asks of its fleet (src/fleet/fleet.ts) before a cadence runs an iteration. */
+export interface FleetGate {
+  /** The shared grid periodic ticks fall on (ms since the epoch), so every host computes the same ticks. */
+  readonly cadenceOrigin: number;
+  /** Whether this host runs the iteration: it holds the loop's lease and, for a periodic tick, claimed it. */
+  admit(loopId: string, request: IterationRequest, reason: string): Promise<boolean>;
+}
+
 export interface LeaseKey {
   loop_id: string;
   workspace_id: string;

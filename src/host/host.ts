@@ -26,6 +26,7 @@ import { hostHooks } from "./hooks.js";
 import { SignalPlumbing } from "./plumbing.js";
 import { signalRequest, type ConnectionEmitter } from "./signals.js";
 import { IterationTracker } from "./tracker.js";
+import type { FleetGate } from "../fleet/contracts.js";
 
 export type { HostEvent } from "./host-events.js";
 
@@ -42,6 +43,12 @@ export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
   onEscalation?: (escalation: Escalation) => void | Promise<void>;
   /** Backoff of signal redelivery. */
   signalRetry?: { baseMs: number; maxMs: number };
+  /**
+   * A fleet this host shares its loops with: cadences run an iteration only when the fleet
+   * admits it (this host holds the loop's lease), and signals to this host's own loops go through
+   * `transport` too, to whichever host holds the target loop.
+   */
+  fleet?: FleetGate;
 }
 
 /** How long stop() lets in-flight work finish by default, on the host's clock. */
@@ -108,7 +115,7 @@ export class Host {
         escalate: (e) => hooks().escalate(e),
       },
     });
-    host = new Host(runtime, options, new SignalPlumbing(options.transport, mutantOf(options)));
+    host = new Host(runtime, options, new SignalPlumbing(options.transport, mutantOf(options), options.fleet !== undefined && options.transport !== undefined));
     return host;
   }
 
@@ -170,6 +177,7 @@ export class Host {
       run: (request, reason) => this.cadenceRun(loop, request, reason || type),
       busy: () => this.tracker.busy(loop.id, this.workspace),
       note: (message) => this.note(loop.id, message),
+      ...(this.options.fleet ? { origin: this.options.fleet.cadenceOrigin } : {}),
     });
     const armed = armCadences(loop, ctx, this.tracker.activity, this.options.streams);
     const hosted: Hosted = { loop, ...armed, emitters: new Map(), held: [], receiver: { receive: (e) => this.receive(loop.id, e) } };
@@ -260,6 +268,7 @@ export class Host {
     if (status === "stopped" || status === "paused") return decline(`the loop is ${status}`);
     // A degraded loop is not retried before its open circuits allow a probe: no spinning.
     if (status === "degraded" && !loop.skipsUnavailable && this.clock.now() < loop.retryAt()) return decline(`degraded until ${new Date(loop.retryAt()).toISOString()}`);
+    if (this.options.fleet && !(await this.options.fleet.admit(loop.id, request, reason))) return decline("another host of the fleet runs it");
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {
       return await this.tracker.track(loop.id, request.workspace ?? this.workspace, loop.runIteration(request), reason !== "idle");

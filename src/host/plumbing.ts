@@ -29,12 +29,13 @@ class HostTransport implements Transport {
     private readonly localLoops: Set<string>,
     private readonly external: Transport | undefined,
     private readonly dropAll: boolean,
+    private readonly allThroughExternal: boolean,
   ) {}
 
   async send(envelope: PulseCloudEvent, toLoop: string): Promise<Ack> {
     // The "drops-signal" mutant of the conformance self-test: acknowledged, never delivered.
     if (this.dropAll) return { outcome: "accepted" };
-    if (this.localLoops.has(toLoop)) return this.local.send(envelope, toLoop);
+    if (this.localLoops.has(toLoop) && !this.allThroughExternal) return this.local.send(envelope, toLoop);
     if (this.external) return this.external.send(envelope, toLoop);
     return { outcome: "rejected", reason: `loop ${toLoop} is not in this host and no transport route reaches it` };
   }
@@ -52,8 +53,9 @@ export class SignalPlumbing {
   private readonly windows = new Map<string, DedupeWindow>();
   private readonly channels = new Map<ConnectionEmitter, SignalChannel>();
 
-  constructor(external: Transport | undefined, mutant: MutantName | undefined) {
-    this.transport = new HostTransport(this.local, this.loops, external, mutant === "drops-signal");
+  /** `allThroughExternal`: even signals to this host's own loops go through `external` (a fleet's). */
+  constructor(external: Transport | undefined, mutant: MutantName | undefined, allThroughExternal = false) {
+    this.transport = new HostTransport(this.local, this.loops, external, mutant === "drops-signal", allThroughExternal);
   }
 
   register(loopId: string, receiver: SignalReceiver): void {

@@ -18,6 +18,8 @@ export interface CadenceContext {
   busy(): boolean;
   /** Tell the host something worth reporting (e.g. an unbound stream). */
   note(message: string): void;
+  /** Where periodic ticks are counted from when hosts of a fleet share one schedule (default: the cadence's start). */
+  origin?: number;
 }
 
 export interface CadenceDriver {

@@ -29,8 +29,9 @@ export class PeriodicCadence implements CadenceDriver {
 
   start(): void {
     this.stopped = false;
-    this.origin = this.ctx.clock.now();
-    this.schedule(this.origin + this.offsetMs);
+    // A fleet's hosts share one grid of ticks (ctx.origin): the next tick on it, not one now.
+    this.origin = this.ctx.origin ?? this.ctx.clock.now();
+    this.schedule(this.ctx.origin === undefined ? this.origin + this.offsetMs : this.nextTickAfter(this.ctx.clock.now()));
   }
 
   stop(): void {

@@ -1,0 +1,125 @@
+/**
+ * One host's membership of a fleet (contracts.ts). Every `renewMs` it takes or renews the lease
+ * of each loop it runs, in its workspace:
+ *
+ *   lease gained   the loop is this host's: its cadences run here (periodic ticks claimed once per
+ *                  fleet on a grid every host shares) and `onGain` starts taking its signals
+ *   lease lost     another host took it over, or this host could not renew it in time (the lease
+ *                  store unreachable): cadences are declined here and `onLose` stops the signals
+ *
+ * A holder that cannot reach the lease store keeps its loops only until its lease runs out (less
+ * a renewal's margin), so two hosts never both believe they hold one. `stop()` releases every
+ * lease, so the others take over at once instead of waiting for expiry.
+ */
+import type { IterationRequest } from "../runtime/iteration-result.js";
+import type { FleetGate, Lease, LeaseStore } from "./contracts.js";
+
+export interface FleetOptions {
+  leases: LeaseStore;
+  /** This host's name in the fleet (default: hostname:pid). */
+  hostId: string;
+  /** The workspace the host runs its loops' cadences in. */
+  workspace: string;
+  /** How long a lease lasts unless renewed (default 15 s): the longest a dead host's loops wait. */
+  ttlMs?: number;
+  /** How often leases are taken or renewed (default a third of the ttl). */
+  renewMs?: number;
+  onGain?(loopId: string, lease: Lease): void | Promise<void>;
+  onLose?(loopId: string, why: string): void | Promise<void>;
+  onNote?(message: string): void;
+}
+
+export const DEFAULT_LEASE_TTL_MS = 15_000;
+
+export class Fleet implements FleetGate {
+  /** Periodic ticks fall on the Unix epoch's grid: every host computes the same ones. */
+  readonly cadenceOrigin = 0;
+  private readonly held = new Map<string, Lease>();
+  private loops: string[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<void> = Promise.resolve();
+  private failing = false;
+
+  constructor(private readonly o: FleetOptions) {}
+
+  get ttlMs(): number {
+    return this.o.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  }
+
+  holds(loopId: string): boolean {
+    return this.held.has(loopId);
+  }
+
+  /** Starts competing for the leases of `loops`; resolves after the first round. */
+  async start(loops: readonly string[]): Promise<void> {
+    this.loops = [...loops];
+    await this.renew();
+    const every = this.o.renewMs ?? Math.max(50, Math.floor(this.ttlMs / 3));
+    this.timer = setInterval(() => void this.renew(), every);
+  }
+
+  /** One round: take or renew each lease, and act on what changed. Rounds never overlap. */
+  renew(): Promise<void> {
+    this.round = this.round.then(() => this.renewAll());
+    return this.round;
+  }
+
+  private async renewAll(): Promise<void> {
+    for (const loopId of this.loops) {
+      const key = { loop_id: loopId, workspace_id: this.o.workspace };
+      let lease: Lease | undefined;
+      try {
+        lease = await this.o.leases.acquire(key, this.o.hostId, this.ttlMs);
+        if (this.failing) this.o.onNote?.("fleet: the lease store answers again");
+        this.failing = false;
+      } catch (error) {
+        if (!this.failing) this.o.onNote?.(`fleet: cannot renew leases (${(error as Error).message}); loops held here stop when their leases run out`);
+        this.failing = true;
+        const had = this.held.get(loopId);
+        // Without a renewal, give the loop up a margin before the lease expires for everyone else.
+        const margin = this.o.renewMs ?? this.ttlMs / 3;
+        if (had && Date.now() >= had.expires_at - margin) await this.lose(loopId, "its lease could not be renewed before it ran out");
+        continue;
+      }
+      const had = this.held.get(loopId);
+      if (lease && !had) {
+        this.held.set(loopId, lease);
+        await this.o.onGain?.(loopId, lease);
+      } else if (lease) {
+        this.held.set(loopId, lease);
+      } else if (had) {
+        await this.lose(loopId, "another host of the fleet took its lease over");
+      }
+    }
+  }
+
+  private async lose(loopId: string, why: string): Promise<void> {
+    this.held.delete(loopId);
+    await this.o.onLose?.(loopId, why);
+  }
+
+  async admit(loopId: string, request: IterationRequest, reason: string): Promise<boolean> {
+    if (!this.held.has(loopId)) return false;
+    if (reason !== "periodic") return true;
+    const scheduled = Date.parse(String((request.input as { scheduled_at?: unknown } | undefined)?.scheduled_at));
+    if (!Number.isFinite(scheduled)) return true;
+    try {
+      return await this.o.leases.claimTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled, this.o.hostId);
+    } catch (error) {
+      this.o.onNote?.(`fleet: tick ${new Date(scheduled).toISOString()} of ${loopId} not run: it could not be claimed (${(error as Error).message})`);
+      return false;
+    }
+  }
+
+  /** Stops competing and releases every lease held, so other hosts take over at once. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.round.catch(() => undefined);
+    this.loops = [];
+    for (const loopId of [...this.held.keys()]) {
+      this.held.delete(loopId);
+      await this.o.leases.release({ loop_id: loopId, workspace_id: this.o.workspace }, this.o.hostId).catch(() => undefined);
+    }
+  }
+}
