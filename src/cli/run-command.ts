@@ -14,6 +14,7 @@ import { useColor } from "./io.js";
 import { parseCount, readManifestSources } from "./inputs.js";
 import { TraceWriter } from "./run-trace.js";
 import { describeNatsNote, openNats, TRANSPORT_HELP } from "./run-nats.js";
+import { FLEET_HELP, openFleet, type FleetRun } from "./run-fleet.js";
 
 export interface RunCliOptions {
   once?: boolean;
@@ -28,6 +29,9 @@ export interface RunCliOptions {
   httpMode?: "structured" | "binary";
   route?: string[];
   transport?: string;
+  fleet?: string;
+  leaseTtl?: string;
+  hostId?: string;
   color?: boolean;
 }
 
@@ -55,6 +59,8 @@ Two processes can signal each other over loopback:
 
 ${TRANSPORT_HELP.trim()}
 
+${FLEET_HELP.trim()}
+
 Exit codes: 0 ran cleanly; 1 an invalid manifest, or (with --once/--iterations) an iteration
 that did not complete, or (with --once) a signal still undelivered at --stop-timeout; 2 usage
 error; 3 internal error.`;
@@ -73,6 +79,9 @@ export function addRunOptions(cmd: Command): Command {
     .option("--listen <port>", "receive CloudEvents signals over HTTP on this loopback port")
     .option("--route <loop=url>", "send signals for loop to another host over HTTP; repeatable", collect, [])
     .option("--transport <url>", "send and take signals through NATS JetStream: nats://host:4222[?system=name]")
+    .option("--fleet <url>", "share the loops with other pulse runs: leases in PostgreSQL, postgres://…[?schema=name] (needs --transport)")
+    .option("--lease-ttl <duration>", "with --fleet: how long a host's lease on a loop lasts unless renewed", "15s")
+    .option("--host-id <name>", "with --fleet: this host's name in the fleet (default hostname:pid)")
     .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
     .option("--color", "force colour")
     .option("--no-color", "disable colour");
@@ -124,6 +133,8 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
   if (opts.transport !== undefined && Object.keys(routes).length > 0) throw new UsageError("--transport reaches every loop of the system through NATS: it cannot be combined with --route");
+  if (opts.fleet !== undefined && opts.transport === undefined) throw new UsageError("--fleet needs --transport nats://…: the hosts of a fleet signal each other's loops through NATS");
+  if (opts.fleet !== undefined && opts.once) throw new UsageError("--once runs every loop once on this host: in a fleet each loop runs on one host; use --duration, or stop with Ctrl-C");
 
   const sources = await readManifestSources(operands, undefined, io, DEFAULT_MAX_BYTES);
   const results = validateSources(sources);
@@ -137,11 +148,21 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   const transports = await import("../transports/http.js");
   let trace: TraceWriter | undefined;
   const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => trace?.note(describeNatsNote(n)));
+  let fleet: FleetRun | undefined;
+  if (opts.fleet !== undefined && nats) {
+    try {
+      fleet = await openFleet(opts.fleet, { workspace: opts.workspace ?? "default", leaseTtl: opts.leaseTtl, ...(opts.hostId ? { hostId: opts.hostId } : {}), nats, note: (m) => trace?.note(m) });
+    } catch (error) {
+      await nats.close();
+      throw error;
+    }
+  }
   const transport = nats ?? (Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured" }) : undefined);
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
   host = await createHost({
     workspace: opts.workspace ?? "default",
     ...(transport ? { transport } : {}),
+    ...(fleet ? { fleet: fleet.fleet } : {}),
     defaultHandler: recordingHandler({
       emits: (loopId, phaseId) => (host?.loop(loopId)?.compiled.connections ?? []).filter((c) => c.connection.emit_phase === phaseId).map((c) => c.connection.token as never),
     }),
@@ -178,7 +199,9 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   });
 
   host.start();
-  if (nats) {
+  if (fleet) {
+    await fleet.start(host);
+  } else if (nats) {
     await nats.serve(host);
     trace.note(`signals through NATS ${nats.address.display}, stream ${nats.stream}: taking those for ${host.loops.map((l) => l.id).join(", ")}`);
   }
@@ -186,7 +209,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
     const ran = await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
     if (ran.length === 0) trace.note(`event "${e.name}": no loop iterated (none has an event cadence with this trigger, or its filter did not hold)`);
   }
-  if (opts.once || opts.kickoff !== false) {
+  if (!fleet && (opts.once || opts.kickoff !== false)) {
     const kicked = iterations === undefined ? host.loops : host.loops.slice(0, iterations);
     const h = host;
     const kickoff = Promise.all(kicked.map((loop) => h.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error) => stopping || trace.note(`${loop.id}: ${error.message}`))));
@@ -198,6 +221,8 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   if (timer) clearTimeout(timer);
   trace.note("stopping: letting in-flight iterations and signals finish");
   const stop = await host.stop({ timeoutMs: stopTimeout.value });
+  // After in-flight iterations finished: the leases go, and other hosts take over at once.
+  await fleet?.stop();
   await server?.close();
   trace.summary(host.loops);
   if ((opts.once || iterations !== undefined) && incomplete > 0) return EXIT.problems;

@@ -57,7 +57,8 @@ export class PeriodicCadence implements CadenceDriver {
     if (this.ctx.busy()) {
       this.skipped++;
     } else {
-      await this.ctx.run({ workspace: this.ctx.workspace, input: { cadence: "periodic", scheduled_at: new Date(at).toISOString() } }, "periodic");
+      const scheduled_at = new Date(at).toISOString();
+      await this.ctx.run({ workspace: this.ctx.workspace, input: { cadence: "periodic", scheduled_at }, cause: { cadence: "periodic", scheduled_at } }, "periodic");
     }
     this.schedule(this.nextTickAfter(Math.max(at, this.ctx.clock.now())));
   }

@@ -1,0 +1,73 @@
+/**
+ * `pulse run --fleet postgres://… --transport nats://…`: this run shares its loops with every
+ * other `pulse run` of the fleet (the same database schema and NATS system). Each loop runs on
+ * the host holding its lease (src/fleet); the others stand by and take over when it dies.
+ */
+import { hostname } from "node:os";
+import { parseDuration } from "../grammar/duration.js";
+import { UsageError } from "./exit-codes.js";
+import type { Fleet } from "../fleet/fleet.js";
+import type { NatsTransport } from "../../adapters/nats/index.js";
+import type { SignalHost } from "../../adapters/nats/transport.js";
+
+export const FLEET_HELP = `
+--fleet postgres://…[?schema=name] (with --transport nats://…) shares this run's loops with every
+other pulse run of the fleet: each loop runs on one host at a time, the holder of its lease in
+PostgreSQL (--lease-ttl, default 15s), which fires its cadences (each periodic tick once per fleet)
+and takes its signals. A host that dies is taken over once its leases run out; one that stops
+gives them up at once. Prepare the database once with pulse store migrate --store <same URL>.
+In a fleet, loops get no kickoff iteration: they run on their cadences and signals only.`;
+
+export interface FleetRun {
+  fleet: Fleet;
+  /** Starts competing for the leases of the host's loops. */
+  start(host: SignalHost): Promise<void>;
+  /** Gives the leases up and closes the database connection. */
+  stop(): Promise<void>;
+}
+
+export async function openFleet(
+  url: string,
+  options: { workspace: string; hostId?: string; leaseTtl?: string; nats: NatsTransport; note: (message: string) => void },
+): Promise<FleetRun> {
+  const ttl = parseDuration(options.leaseTtl ?? "15s");
+  if (!ttl.ok) throw new UsageError(`--lease-ttl: ${ttl.error.message}`);
+  if (ttl.value < 300) throw new UsageError(`--lease-ttl must be at least 300ms, not ${options.leaseTtl}: hosts renew three times per lease`);
+  const { PostgresDatabase, PostgresLeases, PostgresAddressError, PostgresStoreError } = await import("../../adapters/postgres/index.js");
+  const { Fleet } = await import("../fleet/fleet.js");
+  let db: Awaited<ReturnType<typeof PostgresDatabase.open>>;
+  try {
+    db = await PostgresDatabase.open(url, { max: 4, onNote: options.note });
+  } catch (error) {
+    if (error instanceof PostgresAddressError || error instanceof PostgresStoreError) throw new UsageError(`--fleet: ${error.message}`);
+    throw error;
+  }
+  const hostId = options.hostId ?? `${hostname()}:${process.pid}`;
+  let host: SignalHost | undefined;
+  const fleet = new Fleet({
+    leases: new PostgresLeases(db),
+    hostId,
+    workspace: options.workspace,
+    ttlMs: ttl.value,
+    onNote: options.note,
+    onGain: async (loopId, lease) => {
+      options.note(`fleet: ${loopId} runs here (${hostId}, lease epoch ${lease.epoch})`);
+      if (host) await options.nats.serveLoop(host, loopId);
+    },
+    onLose: async (loopId, why) => {
+      options.note(`fleet: ${loopId} no longer runs here: ${why}`);
+      await options.nats.stopReceiving(loopId);
+    },
+  });
+  return {
+    fleet,
+    start: async (h) => {
+      host = h;
+      await fleet.start(h.loops.map((l) => l.id));
+    },
+    stop: async () => {
+      await fleet.stop();
+      await db.close();
+    },
+  };
+}
