@@ -8,7 +8,8 @@ const id = (k: LeaseKey) => `${k.loop_id}\u0000${k.workspace_id}`;
 
 export class InMemoryLeases implements LeaseStore {
   private readonly rows = new Map<string, Lease>();
-  private readonly ticks = new Set<string>();
+  /** Claimed ticks → their holder, and whether they finished. */
+  private readonly ticks = new Map<string, { key: LeaseKey; at: number; holder: string; finished: boolean }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -32,11 +33,23 @@ export class InMemoryLeases implements LeaseStore {
     if (current?.holder === holder) current.expires_at = this.now() - 1;
   }
 
-  async claimTick(key: LeaseKey, scheduledAt: number): Promise<boolean> {
+  async claimTick(key: LeaseKey, scheduledAt: number, holder: string): Promise<boolean> {
     const k = `${id(key)}\u0000${scheduledAt}`;
     if (this.ticks.has(k)) return false;
-    this.ticks.add(k);
+    this.ticks.set(k, { key, at: scheduledAt, holder, finished: false });
     return true;
+  }
+
+  async finishTick(key: LeaseKey, scheduledAt: number): Promise<void> {
+    const tick = this.ticks.get(`${id(key)}\u0000${scheduledAt}`);
+    if (tick) tick.finished = true;
+  }
+
+  async unfinishedTicks(key: LeaseKey, exceptHolder: string): Promise<{ scheduled_at: number; holder: string }[]> {
+    return [...this.ticks.values()]
+      .filter((t) => id(t.key) === id(key) && !t.finished && t.holder !== exceptHolder)
+      .sort((a, b) => a.at - b.at)
+      .map((t) => ({ scheduled_at: t.at, holder: t.holder }));
   }
 
   async leases(): Promise<Lease[]> {

@@ -44,6 +44,18 @@ export class PostgresLeases implements LeaseStore {
     return r.rowCount === 1;
   }
 
+  async finishTick(key: LeaseKey, scheduledAt: number): Promise<void> {
+    await this.db.pool.query(`UPDATE ${this.db.table("ticks")} SET finished_at = clock_timestamp() WHERE loop_id = $1 AND workspace_id = $2 AND scheduled_at = $3`, [key.loop_id, key.workspace_id, scheduledAt]);
+  }
+
+  async unfinishedTicks(key: LeaseKey, exceptHolder: string): Promise<{ scheduled_at: number; holder: string }[]> {
+    const r = await this.db.pool.query<{ scheduled_at: string; holder: string }>(
+      `SELECT scheduled_at, holder FROM ${this.db.table("ticks")} WHERE loop_id = $1 AND workspace_id = $2 AND finished_at IS NULL AND holder <> $3 ORDER BY scheduled_at`,
+      [key.loop_id, key.workspace_id, exceptHolder],
+    );
+    return r.rows.map((row) => ({ scheduled_at: Number(row.scheduled_at), holder: row.holder }));
+  }
+
   async leases(): Promise<Lease[]> {
     const r = await this.db.pool.query<Row & LeaseKey>(`SELECT loop_id, workspace_id, holder, epoch, ${MS("expires_at")} AS expires_at, ${MS("origin")} AS origin FROM ${this.db.table("leases")} ORDER BY loop_id, workspace_id`);
     return r.rows.map((row) => ({ loop_id: row.loop_id, workspace_id: row.workspace_id, holder: row.holder, epoch: Number(row.epoch), expires_at: row.expires_at, origin: row.origin }));

@@ -36,7 +36,7 @@ const APP_GRANTS: Record<string, string> = {
   memory_state: "SELECT, INSERT, UPDATE, DELETE",
   memory_mutations: "SELECT, INSERT",
   leases: "SELECT, INSERT, UPDATE",
-  ticks: "SELECT, INSERT",
+  ticks: "SELECT, INSERT, UPDATE",
 };
 
 const ws = "workspace_id text NOT NULL CHECK (workspace_id <> '')";
@@ -109,7 +109,7 @@ CREATE TABLE ${q("leases")} (
 );
 CREATE TABLE ${q("ticks")} (
   loop_id text NOT NULL, workspace_id text NOT NULL, scheduled_at bigint NOT NULL, holder text NOT NULL,
-  claimed_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (loop_id, workspace_id, scheduled_at)
+  claimed_at timestamptz NOT NULL DEFAULT clock_timestamp(), finished_at timestamptz, PRIMARY KEY (loop_id, workspace_id, scheduled_at)
 );
 
 CREATE FUNCTION ${q("refuse_audit_change")}() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -147,7 +147,8 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
   let trace: TraceWriter | undefined;
-  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => trace?.note(describeNatsNote(n)));
+  const leaseTtl = opts.fleet === undefined ? undefined : parseDuration(opts.leaseTtl ?? "15s");
+  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => trace?.note(describeNatsNote(n)), leaseTtl?.ok ? leaseTtl.value : undefined);
   let fleet: FleetRun | undefined;
   if (opts.fleet !== undefined && nats) {
     try {

@@ -9,6 +9,7 @@ import { UsageError } from "./exit-codes.js";
 import type { Fleet } from "../fleet/fleet.js";
 import type { NatsTransport } from "../../adapters/nats/index.js";
 import type { SignalHost } from "../../adapters/nats/transport.js";
+import type { IterationRequest } from "../runtime/iteration-result.js";
 
 export const FLEET_HELP = `
 --fleet postgres://…[?schema=name] (with --transport nats://…) shares this run's loops with every
@@ -18,10 +19,13 @@ and takes its signals. A host that dies is taken over once its leases run out; o
 gives them up at once. Prepare the database once with pulse store migrate --store <same URL>.
 In a fleet, loops get no kickoff iteration: they run on their cadences and signals only.`;
 
+/** What the fleet needs of the host: its loops and signals, and a way to run a taken-over tick. */
+export type FleetHost = SignalHost & { trigger(loopId: string, request: IterationRequest): Promise<unknown> };
+
 export interface FleetRun {
   fleet: Fleet;
   /** Starts competing for the leases of the host's loops. */
-  start(host: SignalHost): Promise<void>;
+  start(host: FleetHost): Promise<void>;
   /** Gives the leases up and closes the database connection. */
   stop(): Promise<void>;
 }
@@ -43,7 +47,7 @@ export async function openFleet(
     throw error;
   }
   const hostId = options.hostId ?? `${hostname()}:${process.pid}`;
-  let host: SignalHost | undefined;
+  let host: FleetHost | undefined;
   const fleet = new Fleet({
     leases: new PostgresLeases(db),
     hostId,
@@ -53,6 +57,10 @@ export async function openFleet(
     onGain: async (loopId, lease) => {
       options.note(`fleet: ${loopId} runs here (${hostId}, lease epoch ${lease.epoch})`);
       if (host) await options.nats.serveLoop(host, loopId);
+    },
+    rerun: async (loopId, request) => {
+      if (!host) throw new Error("the host is not running yet");
+      return host.trigger(loopId, request);
     },
     onLose: async (loopId, why) => {
       options.note(`fleet: ${loopId} no longer runs here: ${why}`);

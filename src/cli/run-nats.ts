@@ -13,10 +13,11 @@ system name, default "pulse") reaches every other's loops. Signals wait in the s
 receiver is down, and a receiver acknowledges one only after the iteration it started finished,
 so a receiver that dies mid-iteration gets it again (docs/connections.md).`;
 
-export async function openNats(url: string, onNote: (note: NatsReceiveNote) => void): Promise<NatsTransport> {
+/** `ackWaitMs`: in a fleet, the lease time: a dead host's signals go to another when its leases do. */
+export async function openNats(url: string, onNote: (note: NatsReceiveNote) => void, ackWaitMs?: number): Promise<NatsTransport> {
   const { NatsTransport, NatsNameError, NatsUnavailableError } = await import("../../adapters/nats/index.js");
   try {
-    return await NatsTransport.connect(url, { onNote });
+    return await NatsTransport.connect(url, { onNote, ...(ackWaitMs ? { ackWaitMs } : {}) });
   } catch (error) {
     if (error instanceof NatsNameError || error instanceof NatsUnavailableError) throw new UsageError(`--transport: ${error.message}`);
     throw error;

@@ -18,6 +18,8 @@ export interface FleetGate {
   readonly cadenceOrigin: number;
   /** Whether this host runs the iteration: it holds the loop's lease and, for a periodic tick, claimed it. */
   admit(loopId: string, request: IterationRequest, reason: string): Promise<boolean>;
+  /** An admitted iteration has finished (whatever its status). */
+  finished(loopId: string, request: IterationRequest, reason: string): Promise<void>;
 }
 
 export interface LeaseKey {
@@ -46,6 +48,10 @@ export interface LeaseStore {
   release(key: LeaseKey, holder: string): Promise<void>;
   /** Claims one scheduled tick of a loop for the fleet: true for the first claim only. */
   claimTick(key: LeaseKey, scheduledAt: number, holder: string): Promise<boolean>;
+  /** Records that the iteration of a claimed tick has finished. */
+  finishTick(key: LeaseKey, scheduledAt: number): Promise<void>;
+  /** Ticks other hosts claimed and never finished (they died mid-iteration), oldest first. */
+  unfinishedTicks(key: LeaseKey, exceptHolder: string): Promise<{ scheduled_at: number; holder: string }[]>;
   /** Every lease, for `pulse` status output and tests. */
   leases(): Promise<Lease[]>;
   close?(): Promise<void>;

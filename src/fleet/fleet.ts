@@ -3,7 +3,8 @@
  * of each loop it runs, in its workspace:
  *
  *   lease gained   the loop is this host's: its cadences run here (periodic ticks claimed once per
- *                  fleet on a grid every host shares) and `onGain` starts taking its signals
+ *                  fleet on a grid every host shares), ticks a dead holder claimed and never
+ *                  finished run again here (`rerun`), and `onGain` starts taking its signals
  *   lease lost     another host took it over, or this host could not renew it in time (the lease
  *                  store unreachable): cadences are declined here and `onLose` stops the signals
  *
@@ -25,6 +26,11 @@ export interface FleetOptions {
   /** How often leases are taken or renewed (default a third of the ttl). */
   renewMs?: number;
   onGain?(loopId: string, lease: Lease): void | Promise<void>;
+  /**
+   * Runs a tick another host claimed and never finished (it died mid-iteration), after this host
+   * took the loop over: the same scheduled time, so the same input. Resolves when it finished.
+   */
+  rerun?(loopId: string, request: IterationRequest): Promise<unknown>;
   onLose?(loopId: string, why: string): void | Promise<void>;
   onNote?(message: string): void;
 }
@@ -85,12 +91,43 @@ export class Fleet implements FleetGate {
       if (lease && !had) {
         this.held.set(loopId, lease);
         await this.o.onGain?.(loopId, lease);
+        // Not awaited: a long iteration must not hold up the renewal of other leases.
+        void this.takeOver(loopId);
       } else if (lease) {
         this.held.set(loopId, lease);
       } else if (had) {
         await this.lose(loopId, "another host of the fleet took its lease over");
       }
     }
+  }
+
+  /** Runs again, here, the ticks of the loop that hosts which lost it claimed and never finished. */
+  private async takeOver(loopId: string): Promise<void> {
+    if (!this.o.rerun) return;
+    const key = { loop_id: loopId, workspace_id: this.o.workspace };
+    let ticks: { scheduled_at: number; holder: string }[];
+    try {
+      ticks = await this.o.leases.unfinishedTicks(key, this.o.hostId);
+    } catch (error) {
+      this.o.onNote?.(`fleet: cannot read the unfinished ticks of ${loopId}: ${(error as Error).message}`);
+      return;
+    }
+    for (const tick of ticks) {
+      const scheduled_at = new Date(tick.scheduled_at).toISOString();
+      this.o.onNote?.(`fleet: ${loopId} tick ${scheduled_at} was left unfinished by ${tick.holder}: running it here`);
+      try {
+        await this.o.rerun(loopId, { workspace: this.o.workspace, input: { cadence: "periodic", scheduled_at }, cause: { cadence: "periodic", scheduled_at, taken_over_from: tick.holder } });
+        await this.o.leases.finishTick(key, tick.scheduled_at);
+      } catch (error) {
+        this.o.onNote?.(`fleet: ${loopId} tick ${scheduled_at} could not run here: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  async finished(loopId: string, request: IterationRequest, reason: string): Promise<void> {
+    if (reason !== "periodic") return;
+    const scheduled = Date.parse(String((request.input as { scheduled_at?: unknown } | undefined)?.scheduled_at));
+    if (Number.isFinite(scheduled)) await this.o.leases.finishTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled);
   }
 
   private async lose(loopId: string, why: string): Promise<void> {

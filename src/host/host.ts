@@ -271,7 +271,9 @@ export class Host {
     if (this.options.fleet && !(await this.options.fleet.admit(loop.id, request, reason))) return decline("another host of the fleet runs it");
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {
-      return await this.tracker.track(loop.id, request.workspace ?? this.workspace, loop.runIteration(request), reason !== "idle");
+      const result = await this.tracker.track(loop.id, request.workspace ?? this.workspace, loop.runIteration(request), reason !== "idle");
+      await this.options.fleet?.finished(loop.id, request, reason).catch(() => undefined);
+      return result;
     } catch (error) {
       return decline((error as Error).message);
     }

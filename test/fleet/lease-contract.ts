@@ -64,5 +64,17 @@ export function leaseContract(under: LeasesUnderTest): void {
       expect(await leases.claimTick(key, at + 1_000, "host-b")).toBe(true);
       expect(await leases.claimTick({ ...key, loop_id: "shop.billing" }, at, "host-b")).toBe(true);
     });
+
+    it("ticks claimed and never finished are listed for a host taking over, oldest first; finished ones and its own are not", async () => {
+      const { leases } = await open();
+      const at = Date.UTC(2026, 3, 10, 12);
+      for (const [offset, holder] of [[2_000, "host-a"], [0, "host-a"], [1_000, "host-a"], [3_000, "host-b"]] as const) await leases.claimTick(key, at + offset, holder);
+      await leases.finishTick(key, at + 1_000);
+      expect(await leases.unfinishedTicks(key, "host-b")).toEqual([
+        { scheduled_at: at, holder: "host-a" },
+        { scheduled_at: at + 2_000, holder: "host-a" },
+      ]);
+      expect(await leases.unfinishedTicks({ ...key, workspace_id: "globex" }, "host-b")).toEqual([]);
+    });
   });
 }
