@@ -17,6 +17,7 @@ import type { Connection } from "../src/manifest/types.js";
 import { initSignatures, systemClock } from "../src/runtime/index.js";
 import type { Token } from "../src/tokens/types.js";
 import { median, report } from "./measure.js";
+import os from "node:os";
 
 await initSignatures();
 
@@ -65,7 +66,23 @@ await receiving.receive(
 );
 const adminJsm = await jetstreamManager(receiving.connection);
 
-async function pulseRound(): Promise<number> {
+interface Round {
+  perSecond: number;
+  /** CPU of this process (both ends) per signal, µs: what the rate would be bounded by on an idle machine. */
+  cpuUs: number;
+}
+
+/** Runs a round and measures its rate and this process's CPU per signal. */
+async function measured(round: () => Promise<void>): Promise<Round> {
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  await round();
+  const ns = nsSince(start);
+  const used = process.cpuUsage(cpu);
+  return { perSecond: (N * 1e9) / ns, cpuUs: (used.user + used.system) / N };
+}
+
+async function pulseRound(): Promise<void> {
   const plumbing = new SignalPlumbing(sender, undefined);
   let failures = 0;
   const emitter = plumbing.channel(connection, systemClock, (e) => {
@@ -73,14 +90,11 @@ async function pulseRound(): Promise<number> {
   });
   const batch = emissions(N);
   const all = new Promise<void>((resolve) => (done = resolve));
-  const start = process.hrtime.bigint();
   for (const e of batch) await emitter.emit(e);
   await plumbing.flush();
   await all;
   await drained(adminJsm);
-  const ns = nsSince(start);
   if (failures > 0) throw new Error(`${failures} signals retried or dropped`);
-  return (N * 1e9) / ns;
 }
 
 // The bare loop: its own subject and consumer in the same stream.
@@ -99,13 +113,12 @@ const bareMessages = await bareConsumer.consume({
   },
 });
 
-async function bareRound(): Promise<number> {
+async function bareRound(): Promise<void> {
   const bodies = emissions(N).map((e) => {
     const envelope = buildEnvelope(e);
     return { id: envelope.id, body: new TextEncoder().encode(JSON.stringify(envelope)) };
   });
   const all = new Promise<void>((resolve) => (bareDone = resolve));
-  const start = process.hrtime.bigint();
   let next = 0;
   const worker = async () => {
     while (next < bodies.length) {
@@ -116,25 +129,28 @@ async function bareRound(): Promise<number> {
   await Promise.all(Array.from({ length: WINDOW }, worker));
   await all;
   await drained(adminJsm);
-  return (N * 1e9) / nsSince(start);
 }
 
 try {
   await pulseRound(); // warm-up
   await bareRound();
-  const samples = { pulse: [] as number[], bare: [] as number[] };
+  const samples = { pulse: [] as Round[], bare: [] as Round[] };
   for (let r = 0; r < ROUNDS; r++) {
-    samples.pulse.push(await pulseRound());
-    samples.bare.push(await bareRound());
+    samples.pulse.push(await measured(pulseRound));
+    samples.bare.push(await measured(bareRound));
   }
-  const pulse = median(samples.pulse);
-  const bare = median(samples.bare);
+  const pulse = median(samples.pulse.map((r) => r.perSecond));
+  const bare = median(samples.bare.map((r) => r.perSecond));
+  const pulseCpu = median(samples.pulse.map((r) => r.cpuUs));
+  const bareCpu = median(samples.bare.map((r) => r.cpuUs));
   report({
     title: "Signals over NATS JetStream end to end: emitted, stored, delivered, handled, acked",
     rows: [
       { name: "pulse (channel → NatsTransport → consumer → receiver), signals/s", value: Math.round(pulse).toLocaleString("en-US") },
       { name: "bare JetStream publish (1024 outstanding) + consume + ack, msgs/s", value: Math.round(bare).toLocaleString("en-US") },
       { name: "ratio pulse / bare", value: `${(pulse / bare).toFixed(2)}×` },
+      { name: "CPU of this process per signal: pulse / bare (both ends)", value: `${pulseCpu.toFixed(0)} µs / ${bareCpu.toFixed(0)} µs` },
+      { name: "load average when run (2 cores)", value: os.loadavg()[0]!.toFixed(1) },
       { name: "signals per round, rounds (median)", value: `${N.toLocaleString("en-US")}, ${ROUNDS}` },
     ],
     target: "≥ 10,000 signals/s end to end",

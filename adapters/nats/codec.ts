@@ -52,7 +52,8 @@ export function decodeSignal(headers: MsgHdrs | undefined, body: Uint8Array): Re
     throw new UndecodableSignal("the message body is not JSON");
   }
   const fields = new Map<string, string>();
-  for (const key of headers?.keys() ?? []) fields.set(key.toLowerCase(), headers?.get(key) ?? "");
+  // MsgHdrs iterates as [name, values]; get() per name would search the map again for each.
+  if (headers) for (const [key, values] of headers) fields.set(key.toLowerCase(), values[0] ?? "");
   const contentType = (fields.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   let envelope: Record<string, unknown>;
   if (contentType === "application/cloudevents+json" || (!fields.has("ce-specversion") && isObject(parsed) && "specversion" in parsed)) {
