@@ -1,0 +1,53 @@
+/** `pulse store migrate` and the usage errors of `pulse run --fleet`. */
+import { afterEach, expect, it } from "vitest";
+import { runBin } from "../cli/run-bin.js";
+import { describeWith, natsService, postgresService } from "../helpers/services.js";
+import { pgSchema, type PgSchema } from "../adapters/postgres/helpers.js";
+import { natsSystem, type NatsSystem } from "../adapters/nats/helpers.js";
+
+it("pulse store migrate refuses what is not a PostgreSQL URL (exit 2) and names a server it cannot reach (exit 1)", () => {
+  const sqlite = runBin("pulse", ["store", "migrate", "--store", "sqlite:.pulse/pulse.db"]);
+  expect(sqlite.code).toBe(2);
+  expect(sqlite.stderr).toMatch(/sets up a PostgreSQL store \(postgres:\/\/…\), not "sqlite:\.pulse\/pulse\.db"/);
+  const down = runBin("pulse", ["store", "migrate", "--store", "postgres://postgres:secret@127.0.0.1:1/test"]);
+  expect(down.code).toBe(1);
+  expect(down.stderr).toBe("pulse store migrate: cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:1/test: connect ECONNREFUSED 127.0.0.1:1\n");
+});
+
+it("pulse run --fleet needs --transport, and refuses --once", () => {
+  const alone = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--fleet", "postgres://postgres@127.0.0.1:1/test"]);
+  expect(alone.code).toBe(2);
+  expect(alone.stderr).toMatch(/--fleet needs --transport nats:\/\//);
+  const once = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--once", "--transport", "nats://127.0.0.1:1", "--fleet", "postgres://postgres@127.0.0.1:1/test"]);
+  expect(once.code).toBe(2);
+  expect(once.stderr).toMatch(/--once runs every loop once on this host/);
+});
+
+describeWith(await postgresService(), "pulse store migrate on PostgreSQL", (url) => {
+  let s: PgSchema | undefined;
+  let nats: NatsSystem | undefined;
+  afterEach(async () => {
+    await s?.drop();
+    await nats?.close();
+  });
+
+  it("creates the schema and roles, says so, and says nothing changed the second time", () => {
+    s = pgSchema(url);
+    const first = runBin("pulse", ["store", "migrate", "--store", s.url]);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(`schema ${s.schema} migrated from version 0 to 1; created roles ${s.ownerRole}, ${s.appRole} (connected as postgres). Hosts work as ${s.appRole}.\n`);
+    const again = runBin("pulse", ["store", "migrate", "--store", s.url]);
+    expect(again.stdout).toBe(`schema ${s.schema} already at version 1; roles ${s.ownerRole}, ${s.appRole} already there (connected as postgres). Hosts work as ${s.appRole}.\n`);
+  });
+
+  it("pulse run --fleet on a schema never migrated says what to run, exit 2", async () => {
+    const ns = await natsService();
+    if (!ns.url) throw new Error(ns.missing);
+    s = pgSchema(url);
+    nats = natsSystem(ns.url);
+    const r = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--transport", nats.url, "--fleet", s.url, "--duration", "1s"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^pulse: --fleet: connected to .* as postgres, which cannot work as ${s.appRole} .*run pulse store migrate --store`));
+  });
+});
