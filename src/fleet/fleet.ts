@@ -8,8 +8,8 @@
  *   lease lost     another host took it over, or this host could not renew it in time (the lease
  *                  store unreachable): cadences are declined here and `onLose` stops the signals
  *
- * A holder that cannot reach the lease store keeps its loops only until its lease runs out (less
- * a renewal's margin), so two hosts never both believe they hold one. `stop()` releases every
+ * A holder that cannot reach the lease store keeps its loops only until two thirds of the lease
+ * time after it last asked for them, so two hosts never both believe they hold one. `stop()` releases every
  * lease, so the others take over at once instead of waiting for expiry.
  */
 import type { IterationRequest } from "../runtime/iteration-result.js";
@@ -41,6 +41,8 @@ export class Fleet implements FleetGate {
   /** Periodic ticks fall on the Unix epoch's grid: every host computes the same ones. */
   readonly cadenceOrigin = 0;
   private readonly held = new Map<string, Lease>();
+  /** Per held loop: when to give it up unless a renewal comes first. */
+  private readonly deadlines = new Map<string, NodeJS.Timeout>();
   private loops: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> = Promise.resolve();
@@ -74,6 +76,8 @@ export class Fleet implements FleetGate {
     for (const loopId of this.loops) {
       const key = { loop_id: loopId, workspace_id: this.o.workspace };
       let lease: Lease | undefined;
+      // The lease runs at least ttl from when it was asked for (by the store's clock, whatever this one says).
+      const askedAt = Date.now();
       try {
         lease = await this.o.leases.acquire(key, this.o.hostId, this.ttlMs);
         if (this.failing) this.o.onNote?.("fleet: the lease store answers again");
@@ -81,13 +85,10 @@ export class Fleet implements FleetGate {
       } catch (error) {
         if (!this.failing) this.o.onNote?.(`fleet: cannot renew leases (${(error as Error).message}); loops held here stop when their leases run out`);
         this.failing = true;
-        const had = this.held.get(loopId);
-        // Without a renewal, give the loop up a margin before the lease expires for everyone else.
-        const margin = this.o.renewMs ?? this.ttlMs / 3;
-        if (had && Date.now() >= had.expires_at - margin) await this.lose(loopId, "its lease could not be renewed before it ran out");
         continue;
       }
       const had = this.held.get(loopId);
+      if (lease) this.giveUpAt(loopId, askedAt + (this.ttlMs * 2) / 3);
       if (lease && !had) {
         this.held.set(loopId, lease);
         await this.o.onGain?.(loopId, lease);
@@ -130,8 +131,21 @@ export class Fleet implements FleetGate {
     if (Number.isFinite(scheduled)) await this.o.leases.finishTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled);
   }
 
+  /**
+   * Without a renewal by `at` (a third of the lease before it can run out for the others), the
+   * loop is given up: a timer, not the next round, so a slow or hanging store cannot delay it.
+   */
+  private giveUpAt(loopId: string, at: number): void {
+    clearTimeout(this.deadlines.get(loopId));
+    const timer = setTimeout(() => void this.lose(loopId, "its lease could not be renewed before it ran out"), Math.max(0, at - Date.now()));
+    timer.unref();
+    this.deadlines.set(loopId, timer);
+  }
+
   private async lose(loopId: string, why: string): Promise<void> {
-    this.held.delete(loopId);
+    clearTimeout(this.deadlines.get(loopId));
+    this.deadlines.delete(loopId);
+    if (!this.held.delete(loopId)) return;
     await this.o.onLose?.(loopId, why);
   }
 
@@ -154,6 +168,8 @@ export class Fleet implements FleetGate {
     this.timer = undefined;
     await this.round.catch(() => undefined);
     this.loops = [];
+    for (const timer of this.deadlines.values()) clearTimeout(timer);
+    this.deadlines.clear();
     for (const loopId of [...this.held.keys()]) {
       this.held.delete(loopId);
       await this.o.leases.release({ loop_id: loopId, workspace_id: this.o.workspace }, this.o.hostId).catch(() => undefined);
