@@ -143,10 +143,13 @@ describeWith(both, "a fleet of three pulse run processes", () => {
     // The tick cut off by the kill ran again, named as taken over from h-killed.
     const rerun = tickerStarts.filter((e) => (e.data as any)?.cause?.taken_over_from === first.name);
     expect(rerun.length).toBe(1);
-    // No tick ran on two hosts: starts per tick are one, or two for the one taken over.
+    // No tick ran on two hosts: a tick started more than once is the one taken over (the killed
+    // host may have died before its start reached the audit trail, so it may show once).
     const startsPer = new Map<string, number>();
     for (const e of tickerStarts) startsPer.set((e.data as any).cause.scheduled_at, (startsPer.get((e.data as any).cause.scheduled_at) ?? 0) + 1);
-    expect([...startsPer.entries()].filter(([, n]) => n > 1).map(([at]) => at)).toEqual(rerun.map((e) => (e.data as any).cause.scheduled_at));
+    const rerunAt = rerun.map((e) => (e.data as any).cause.scheduled_at as string);
+    expect([...startsPer.entries()].filter(([at, n]) => n > 1 && !rerunAt.includes(at))).toEqual([]);
+    expect([...startsPer.values()].every((n) => n <= 2)).toBe(true);
 
     // Every signal a tick emitted ran the counter to completion exactly once.
     const emitted = new Set(events.filter((e) => e.loop_id === "fleet.ticker" && e.event_type === "signal.emitted").map((e) => (e.data as any).event_id as string));
