@@ -13,6 +13,13 @@ import type { CliIO } from "./io.js";
 import { useColor } from "./io.js";
 import { parseCount, readManifestSources } from "./inputs.js";
 import { TraceWriter } from "./run-trace.js";
+import { describeWaits, QuietWatcher } from "./run-waiting.js";
+
+/** Exit codes of `pulse run` beyond the shared ones (EXIT). */
+export const RUN_EXIT = {
+  /** --iterations N: fewer than N could start, and nothing could trigger another. */
+  starved: 4,
+} as const;
 
 export interface RunCliOptions {
   once?: boolean;
@@ -41,11 +48,24 @@ trigger would, so each shipped loop shows what it does at once. Phase handlers a
 recording handlers: they record their input and return what the phase kind calls for, computed
 from the in-memory substrates.
 
-Stopping: after --once (every loop once), --iterations N (once N iterations have been
-triggered), --duration, or Ctrl-C; in-flight iterations and signals finish first, for up to
---stop-timeout (default 10s): a signal they send still runs its receiver's iteration (delivery
-is at least once), and signals still undelivered then are dropped and reported. A second
-Ctrl-C stops at once.
+Periodic cadences first fire one interval after start (or after phase_offset when the manifest
+sets one); idle cadences after min_idle_ms without an iteration in the host.
+
+--iterations N counts every iteration the run starts, whatever starts it: kickoffs (in load
+order), cadences, events and received signals alike; an inner loop's iterations run inside the
+outer iteration that waits for them and are not counted. Once N have started, nothing new
+starts: a signal arriving after that is rejected (and reported as dropped).
+
+When nothing is running, pulse run says what each loop waits for and when its next trigger is
+due (if that is at least 5s away). When nothing can ever trigger another iteration (loops that
+wait only for events, manual triggers, or signals from loops not in this run, without --listen),
+it stops at once and says so.
+
+Stopping: after --once (every loop once), --iterations N (once the N-th iteration has started),
+--duration, when nothing can trigger another iteration, or on Ctrl-C; in-flight iterations and
+signals finish first, for up to --stop-timeout (default 10s), and signals still undelivered then
+are dropped and reported. A second Ctrl-C stops at once. The run ends with a summary (with
+--json, a "run.summary" record).
 
 Two processes can signal each other over loopback:
   pulse run a.yaml --listen 7070 --route other.loop=http://127.0.0.1:7071
@@ -53,13 +73,14 @@ Two processes can signal each other over loopback:
 
 Exit codes: 0 ran cleanly; 1 an invalid manifest, or (with --once/--iterations) an iteration
 that did not complete, or (with --once) a signal still undelivered at --stop-timeout; 2 usage
-error; 3 internal error.`;
+error; 3 internal error; 4 (with --iterations N) fewer than N iterations could start and nothing
+could trigger another.`;
 
 export function addRunOptions(cmd: Command): Command {
   return cmd
     .argument("[paths...]", "manifests, directories or globs")
     .option("--once", "run every loop once, deliver its signals, and stop")
-    .option("--iterations <n>", "stop once n iterations in all have been triggered (kickoffs first)")
+    .option("--iterations <n>", "stop once n iterations in all have started (kickoffs, cadences, events and signals alike; inner loops not counted)")
     .option("--duration <duration>", "stop after this long, e.g. 10s, 2m")
     .option("--stop-timeout <duration>", "when stopping, how long in-flight iterations and signals get to finish", "10s")
     .option("--json", "print host events as JSON lines instead of the trace")
@@ -100,6 +121,9 @@ function parseRoutes(values: readonly string[]): Record<string, string> {
   return routes;
 }
 
+/** Why a run stopped: the --json summary record and the last trace line say it. */
+type StopReason = "once" | "iterations" | "duration" | "interrupted" | "starved";
+
 export async function runRun(operands: readonly string[], opts: RunCliOptions, io: CliIO, signals: { onStop: (stop: () => void) => void }): Promise<number> {
   const iterations = parseCount("--iterations", opts.iterations);
   if (iterations === 0) throw new UsageError("--iterations takes a positive number of iterations, not 0");
@@ -118,6 +142,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   if (port !== undefined && port > 65535) throw new UsageError(`--listen takes a port from 0 to 65535 (0: any free port), not ${port}`);
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
+  const workspace = opts.workspace ?? "default";
 
   const sources = await readManifestSources(operands, undefined, io, DEFAULT_MAX_BYTES);
   const results = validateSources(sources);
@@ -132,21 +157,22 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   const transport = Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured" }) : undefined;
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
   host = await createHost({
-    workspace: opts.workspace ?? "default",
+    workspace,
     ...(transport ? { transport } : {}),
+    ...(iterations !== undefined ? { maxIterations: iterations } : {}),
     defaultHandler: recordingHandler({
       emits: (loopId, phaseId) => (host?.loop(loopId)?.compiled.connections ?? []).filter((c) => c.connection.emit_phase === phaseId).map((c) => c.connection.token as never),
     }),
     onEscalation: () => undefined,
   });
+  const h = host;
   const trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
-  host.subscribe((e) => trace.event(e));
-  for (const source of sources) await host.load(source.value as Record<string, unknown>, { name: source.file });
-  trace.loaded(host.loops);
+  h.subscribe((e) => trace.event(e));
+  for (const source of sources) await h.load(source.value as Record<string, unknown>, { name: source.file });
+  trace.loaded(h.loops);
 
   let server: { close(): Promise<void> } | undefined;
   if (port !== undefined) {
-    const h = host;
     const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope));
     const { url } = await signalServer.listen(port, "127.0.0.1").catch((e: NodeJS.ErrnoException) => {
       const reason = e.code === "EADDRINUSE" ? "the port is already in use" : e.code === "EACCES" ? "permission denied" : (e.code ?? e.message);
@@ -156,39 +182,71 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
     trace.note(`receiving signals at ${url}`);
   }
 
-  let stopRequested: () => void = () => undefined;
-  const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
-  signals.onStop(() => stopRequested());
-  // --iterations N: once the N-th iteration the run triggered has started, the host stops (it
-  // and any other already running finish, with the iterations their signals start).
+  let reason = "interrupted" as StopReason;
+  let stopRequested: (why: StopReason) => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    stopRequested = (why) => {
+      reason = why;
+      resolve();
+      stopRequested = () => undefined;
+    };
+  });
+  signals.onStop(() => stopRequested("interrupted"));
+  const hosted = new Set(h.loops.map((l) => l.id));
+  const watcher = new QuietWatcher(h, {
+    listening: port !== undefined,
+    now: () => h.clock.now(),
+    waiting: (waits) => trace.waiting(`waiting for the next trigger (Ctrl-C stops)`, describeWaits(waits, h.clock.now(), { hosted, listening: port !== undefined }), waits),
+    starved: (waits) => {
+      trace.waiting("nothing can trigger another iteration", describeWaits(waits, h.clock.now(), { hosted, listening: false }), waits);
+      stopRequested("starved");
+    },
+  });
+  // --iterations N: the host starts no more than N (cadences, events and signals alike; inner-loop
+  // iterations belong to the outer one); once the N-th has started the run stops, letting it and
+  // any other already running finish.
   let started = 0;
   let incomplete = 0;
   let stopping = false;
-  host.subscribe((e) => {
-    if (e.type === "iteration.started" && iterations !== undefined && !e.cause?.signal && ++started >= iterations) stopRequested();
+  h.subscribe((e) => {
+    if (e.type === "iteration.started") {
+      watcher.active();
+      if (typeof e.cause?.inner_of !== "string" && ++started === iterations) stopRequested("iterations");
+    }
     if (e.type === "iteration.finished" && e.status !== "completed") incomplete++;
+    if (e.type === "iteration.finished" || e.type === "signal.delivered" || e.type === "signal.dropped") watcher.poke();
   });
 
-  host.start();
+  // --once stops when every loop ran once: it never waits, so it is never starved either.
+  if (opts.once) watcher.close();
+  h.start();
   for (const e of events) {
-    const ran = await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
+    const ran = await h.emitEvent(e.name, e.payload, { workspace });
     if (ran.length === 0) trace.note(`event "${e.name}": no loop iterated (none has an event cadence with this trigger, or its filter did not hold)`);
   }
   if (opts.once || opts.kickoff !== false) {
-    const kicked = iterations === undefined ? host.loops : host.loops.slice(0, iterations);
-    const h = host;
+    const kicked = iterations === undefined ? h.loops : h.loops.slice(0, iterations);
     const kickoff = Promise.all(kicked.map((loop) => h.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error) => stopping || trace.note(`${loop.id}: ${error.message}`))));
-    if (opts.once) void kickoff.then(() => h.settled()).then(() => stopRequested());
-  }
-  const timer = durationMs === undefined ? undefined : setTimeout(stopRequested, durationMs);
+    if (opts.once) void kickoff.then(() => h.settled()).then(() => stopRequested("once"));
+    else void kickoff.then(() => watcher.poke());
+  } else watcher.poke();
+  const timer = durationMs === undefined ? undefined : setTimeout(() => stopRequested("duration"), durationMs);
+  // Whatever the loops wait for, the process waits for the stop (no silent exit with nothing armed).
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   await stopped;
+  clearInterval(keepAlive);
+  watcher.close();
   stopping = true;
   if (timer) clearTimeout(timer);
   trace.note("stopping: letting in-flight iterations and signals finish");
-  const stop = await host.stop({ timeoutMs: stopTimeout.value });
+  const stop = await h.stop({ timeoutMs: stopTimeout.value });
   await server?.close();
-  trace.summary(host.loops);
-  if ((opts.once || iterations !== undefined) && incomplete > 0) return EXIT.problems;
+  let code: number = EXIT.ok;
+  if ((opts.once || iterations !== undefined) && incomplete > 0) code = EXIT.problems;
   // --once promises its signals are delivered: one given up at the deadline is a problem.
-  return opts.once && stop.signalsDropped > 0 ? EXIT.problems : EXIT.ok;
+  else if (opts.once && stop.signalsDropped > 0) code = EXIT.problems;
+  else if (reason === "starved" && iterations !== undefined && started < iterations) code = RUN_EXIT.starved;
+  trace.summary(h.loops, { reason, code, started, ...(iterations !== undefined ? { iterations } : {}), signalsDropped: stop.signalsDropped, timedOut: stop.timedOut });
+  if (code === RUN_EXIT.starved) io.stderr(`pulse run: --iterations ${iterations}: only ${started} could start, and nothing can trigger another (the note above says what each loop waits for)\n`);
+  return code;
 }

@@ -84,6 +84,13 @@ export class SignalPlumbing {
     return emitter;
   }
 
+  /** Signals sent and not yet acknowledged or dropped, over every channel. */
+  get pending(): number {
+    let n = 0;
+    for (const c of this.channels.values()) n += c.inflight;
+    return n;
+  }
+
   async flush(): Promise<void> {
     for (const c of this.channels.values()) await c.flush();
   }
