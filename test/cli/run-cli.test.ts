@@ -65,7 +65,7 @@ describe("pulse run", () => {
       const started = events.filter((e) => e.type === "iteration.started");
       expect(started.filter((e) => typeof e.cause?.inner_of !== "string"), `--iterations ${n}`).toHaveLength(n);
       expect(events.filter((e) => e.type === "iteration.finished")).toHaveLength(started.length);
-      const summary = events.at(-1);
+      const summary = events.at(-1) as Record<string, any>;
       expect(summary).toMatchObject({ type: "run.summary", stopped: "iterations", exit_code: 0, iterations: n, iterations_asked: n });
       expect(summary.loops.reduce((sum: number, l: { iterations: number; inner: number }) => sum + l.iterations - l.inner, 0)).toBe(n);
       // Signals arriving once the N are spent are refused with the reason, never run silently.
