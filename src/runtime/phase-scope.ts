@@ -72,6 +72,8 @@ export class PhaseScope {
   readonly substrates: BoundSubstrateSet;
   readonly mutations: Mutation[] = [];
   readonly pendingAudit: AuditEvent[] = [];
+  /** Whether the phase read memory (retrieve_context, topology_analyze): its output depends on the world. */
+  readMemory = false;
   private txId: string | undefined;
   private txOpening: Promise<string> | undefined;
   private open = true;
@@ -149,6 +151,7 @@ export class PhaseScope {
     const refuse = (detail: string) => this.violation(new InvariantViolation("feedback_immutability", this.options.loopId, this.options.phaseId, detail));
     const read = <A, R>(op: string, call: (args: A, ctx: CallContext) => Promise<R>) => async (args: A): Promise<R> => {
       this.ensureOpen("memory", op);
+      this.readMemory = true;
       const ctx = this.txId ? this.withTx(this.txId) : this.ctx;
       return guarded(breaker, () => call.call(memory, args, ctx));
     };
