@@ -13,7 +13,7 @@
 import { SUBSTRATE_OPERATIONS, SubstrateRequestError, SubstrateUnavailableError } from "../../src/substrates/contracts.js";
 import type { CallContext, SubstrateSet, SubstrateSlotName } from "../../src/substrates/contracts.js";
 import type { Slot, SlotImplementation, SubstrateFactory } from "../../src/substrates/registry.js";
-import { readBoundedText, ResponseTooLargeError } from "./bounded-body.js";
+import { readBoundedText, ResponseTooLargeError } from "../../src/transports/bounded-body.js";
 import { API_PREFIX, traceparentFor, VOID_OPERATIONS } from "./protocol.js";
 import type { WireContext } from "./protocol.js";
 

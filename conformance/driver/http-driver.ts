@@ -3,7 +3,7 @@
  * answers are read up to a bound (a broken adapter's endless answer fails the call, not the
  * machine) and redirects are not followed.
  */
-import { readBoundedText, ResponseTooLargeError } from "../../adapters/http/bounded-body.js";
+import { readBoundedText, ResponseTooLargeError } from "../../src/transports/bounded-body.js";
 import { DEFAULT_CALL_TIMEOUT_MS, DriverFailure, type Driver, type MessageCheck } from "./driver.js";
 import { parseResponse, request, resultOf } from "./jsonrpc.js";
 import type { Method, Methods } from "./protocol.js";

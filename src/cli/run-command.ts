@@ -14,6 +14,7 @@ import { useColor } from "./io.js";
 import { parseCount, readManifestSources } from "./inputs.js";
 import { TraceWriter } from "./run-trace.js";
 import { describeWaits, QuietWatcher } from "./run-waiting.js";
+import { isLoopback as isLoopbackHost } from "../transports/loopback.js";
 
 /** Exit codes of `pulse run` beyond the shared ones (EXIT). */
 export const RUN_EXIT = {
@@ -31,6 +32,8 @@ export interface RunCliOptions {
   kickoff?: boolean;
   event?: string[];
   listen?: string;
+  token?: string;
+  maxSignalBytes?: string;
   httpMode?: "structured" | "binary";
   route?: string[];
   color?: boolean;
@@ -87,7 +90,9 @@ export function addRunOptions(cmd: Command): Command {
     .option("-w, --workspace <id>", "workspace the loops run in", "default")
     .option("--no-kickoff", "do not run every loop once at start: wait for cadences only")
     .option("-e, --event <name[=json]>", "emit an event (for event cadences) when the host starts; repeatable", collect, [])
-    .option("--listen <port>", "receive CloudEvents signals over HTTP on this loopback port")
+    .option("--listen <[host:]port>", "receive CloudEvents signals over HTTP on this port (127.0.0.1 unless a host is given; any other host needs --token)")
+    .option("--token <token>", "shared secret of --listen (required from senders as a bearer token) and of --route (sent); default $PULSE_TOKEN")
+    .option("--max-signal-bytes <n>", "largest signal --listen takes (default 1048576); larger ones are refused with 413")
     .option("--route <loop=url>", "send signals for loop to another host over HTTP; repeatable", collect, [])
     .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
     .option("--color", "force colour")
@@ -109,6 +114,16 @@ function parseEvents(values: readonly string[]): { name: string; payload: unknow
       throw new UsageError(`--event ${name}: the payload after = must be JSON, e.g. --event ${name}='{"query":"hi"}'`);
     }
   });
+}
+
+/** `--listen 7070`, `--listen 0.0.0.0:7070`, `--listen [::1]:7070`. */
+function parseListen(value: string): { host: string; port: number; loopback: boolean } {
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d+)$/.exec(value.trim());
+  if (!m) throw new UsageError(`--listen takes [host:]port, e.g. 7070 or 0.0.0.0:7070, not "${value}"`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new UsageError(`--listen takes a port from 0 to 65535 (0: any free port), not ${port}`);
+  const host = m[1] === undefined ? "127.0.0.1" : m[1].replace(/^\[|\]$/g, "");
+  return { host, port, loopback: isLoopbackHost(host) };
 }
 
 function parseRoutes(values: readonly string[]): Record<string, string> {
@@ -138,8 +153,15 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   }
   const stopTimeout = parseDuration(opts.stopTimeout ?? "10s");
   if (!stopTimeout.ok) throw new UsageError(`--stop-timeout: ${stopTimeout.error.message}`);
-  const port = opts.listen === undefined ? undefined : parseCount("--listen", opts.listen);
-  if (port !== undefined && port > 65535) throw new UsageError(`--listen takes a port from 0 to 65535 (0: any free port), not ${port}`);
+  const listen = opts.listen === undefined ? undefined : parseListen(opts.listen);
+  const port = listen?.port;
+  const token = opts.token ?? (io.env.PULSE_TOKEN || undefined);
+  if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
+  if (listen && !listen.loopback && token === undefined) {
+    throw new UsageError(`--listen ${opts.listen} receives signals from beyond this machine: give it a --token (or PULSE_TOKEN), which senders must present`);
+  }
+  const maxSignalBytes = parseCount("--max-signal-bytes", opts.maxSignalBytes);
+  if (maxSignalBytes !== undefined && opts.listen === undefined) throw new UsageError("--max-signal-bytes bounds what --listen takes: it needs --listen");
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
   const workspace = opts.workspace ?? "default";
@@ -154,7 +176,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
 
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
-  const transport = Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured" }) : undefined;
+  const transport = Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured", ...(token !== undefined ? { token } : {}) }) : undefined;
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
   host = await createHost({
     workspace,
@@ -172,14 +194,14 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   trace.loaded(h.loops);
 
   let server: { close(): Promise<void> } | undefined;
-  if (port !== undefined) {
-    const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope));
-    const { url } = await signalServer.listen(port, "127.0.0.1").catch((e: NodeJS.ErrnoException) => {
-      const reason = e.code === "EADDRINUSE" ? "the port is already in use" : e.code === "EACCES" ? "permission denied" : (e.code ?? e.message);
-      throw new UsageError(`--listen ${port}: cannot receive signals on 127.0.0.1:${port}: ${reason}`);
+  if (listen) {
+    const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope), { ...(token !== undefined ? { token } : {}), ...(maxSignalBytes !== undefined ? { maxBodyBytes: maxSignalBytes } : {}) });
+    const { url } = await signalServer.listen(listen.port, listen.host).catch((e: NodeJS.ErrnoException) => {
+      const reason = e.code === "EADDRINUSE" ? "the port is already in use" : e.code === "EACCES" ? "permission denied" : e.code === "EADDRNOTAVAIL" ? "no such address on this machine" : (e.code ?? e.message);
+      throw new UsageError(`--listen ${opts.listen}: cannot receive signals on ${listen.host}:${listen.port}: ${reason}`);
     });
     server = signalServer;
-    trace.note(`receiving signals at ${url}`);
+    trace.note(`receiving signals at ${url}${token !== undefined ? " (token required)" : ""}`);
   }
 
   let reason = "interrupted" as StopReason;

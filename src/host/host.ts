@@ -14,6 +14,7 @@ import { Runtime, type LoadOptions, type RuntimeOptions } from "../runtime/runti
 import { initSignatures } from "../runtime/signature.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
 import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver, type Transport } from "../connections/contracts.js";
+import type { DedupeLimits } from "../connections/dedupe.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import { holds, type Expr } from "../grammar/expression/index.js";
 import type { CadenceContext, CadenceDriver } from "./cadence/driver.js";
@@ -49,6 +50,11 @@ export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
    * are rejected with that reason (`pulse run --iterations`).
    */
   maxIterations?: number;
+  /**
+   * Bounds of the window of received signal ids each loop remembers to run every signal once
+   * (default 100,000 ids and 16 MiB per loop; at least half of either is always remembered).
+   */
+  dedupe?: DedupeLimits;
 }
 
 /** What a loop of a host waits for (see Host.waiting). */
@@ -129,7 +135,7 @@ export class Host {
         escalate: (e) => hooks().escalate(e),
       },
     });
-    host = new Host(runtime, options, new SignalPlumbing(options.transport, mutantOf(options)));
+    host = new Host(runtime, options, new SignalPlumbing(options.transport, mutantOf(options), options.dedupe));
     return host;
   }
 
@@ -333,7 +339,8 @@ export class Host {
     if (spent) return { outcome: "rejected", reason: spent };
     const verdict = this.plumbing.accept(loopId, envelope);
     if (verdict.outcome !== "accepted") {
-      this.emit({ type: "signal.received", loop_id: loopId, event_id: verdict.id ?? "?", from: verdict.source ?? "?", outcome: verdict.outcome, at: this.clock.now() });
+      this.emit({ type: "signal.received", loop_id: loopId, event_id: verdict.id ?? "?", from: verdict.source ?? "?", outcome: verdict.outcome, ...(verdict.reason ? { reason: verdict.reason } : {}), at: this.clock.now() });
+      if (verdict.conflict) this.note(loopId, `signal refused: ${verdict.reason}`);
       return verdict.outcome === "rejected" ? { outcome: "rejected", reason: verdict.reason ?? "invalid envelope" } : { outcome: verdict.outcome };
     }
     const env = verdict.envelope as PulseCloudEvent;

@@ -9,8 +9,10 @@ import type { MutantName } from "../runtime/mutants.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import type { Ack, DeliveryEvent, SignalReceiver, Transport } from "../connections/contracts.js";
 import { SignalChannel } from "../connections/channel.js";
-import { DedupeWindow } from "../connections/dedupe.js";
-import { readEnvelope } from "../connections/envelope.js";
+import { DedupeWindow, type DedupeLimits } from "../connections/dedupe.js";
+import { EXTENSIONS, readEnvelope } from "../connections/envelope.js";
+import { canonicalJson } from "../json/canonical-json.js";
+import { blake3Hex } from "../runtime/signature.js";
 import { InProcessTransport } from "../transports/in-process.js";
 import type { ConnectionEmitter } from "./signals.js";
 
@@ -20,6 +22,15 @@ export interface Verdict {
   source?: string;
   reason?: string;
   envelope?: PulseCloudEvent;
+  /** The id was seen before with other content. */
+  conflict?: boolean;
+}
+
+/** What an envelope says, in 32 hex digits: what a redelivery of the same event repeats exactly. */
+function fingerprint(e: PulseCloudEvent): string {
+  const x = e as unknown as Record<string, unknown>;
+  const content = { type: e.type, source: e.source, subject: e.subject, time: e.time, dataschema: x.dataschema ?? null, workspace: x[EXTENSIONS.workspace] ?? null, data: e.data };
+  return blake3Hex(canonicalJson(content)).slice(0, 32);
 }
 
 /** Signals to this host's loops stay in process; others go through `external` (or are refused). */
@@ -52,7 +63,12 @@ export class SignalPlumbing {
   private readonly windows = new Map<string, DedupeWindow>();
   private readonly channels = new Map<ConnectionEmitter, SignalChannel>();
 
-  constructor(external: Transport | undefined, mutant: MutantName | undefined) {
+  constructor(
+    external: Transport | undefined,
+    mutant: MutantName | undefined,
+    /** Bounds of each loop's window of received ids (HostOptions.dedupe). */
+    private readonly dedupe: DedupeLimits = {},
+  ) {
     this.transport = new HostTransport(this.local, this.loops, external, mutant === "drops-signal");
   }
 
@@ -61,7 +77,11 @@ export class SignalPlumbing {
     this.local.register(loopId, receiver);
   }
 
-  /** Validates an arriving envelope and says whether the loop has seen its id before. */
+  /**
+   * Validates an arriving envelope and says whether the loop has seen its id before: with the same
+   * content a duplicate, with other content a conflict, rejected with the reason (and not
+   * remembered, so the first event keeps its id).
+   */
   accept(loopId: string, raw: unknown): Verdict {
     let envelope: PulseCloudEvent;
     try {
@@ -71,10 +91,20 @@ export class SignalPlumbing {
     }
     let window = this.windows.get(loopId);
     if (!window) {
-      window = new DedupeWindow();
+      window = new DedupeWindow(this.dedupe);
       this.windows.set(loopId, window);
     }
-    return { outcome: window.firstTime(envelope.id) ? "accepted" : "duplicate", id: envelope.id, source: envelope.source, envelope };
+    const seen = window.see(envelope.id, fingerprint(envelope));
+    if (seen === "conflict") {
+      const reason = `event id ${envelope.id} from ${envelope.source} was received before with other content; an id names one event (CloudEvents), so this one is refused, not taken as a duplicate`;
+      return { outcome: "rejected", id: envelope.id, source: envelope.source, reason, conflict: true };
+    }
+    if (seen === "first") {
+      // exactly_once: an emission of a signature this loop already ran is a duplicate too (§10.2).
+      const signature = (envelope as unknown as Record<string, unknown>)[EXTENSIONS.signature];
+      if (typeof signature === "string" && window.see(`signature ${envelope.source}\n${signature}`) !== "first") return { outcome: "duplicate", id: envelope.id, source: envelope.source, envelope };
+    }
+    return { outcome: seen === "first" ? "accepted" : "duplicate", id: envelope.id, source: envelope.source, envelope };
   }
 
   channel(connection: Connection, clock: Clock, onEvent: (e: DeliveryEvent) => void | Promise<void>, retry?: { baseMs: number; maxMs: number }): ConnectionEmitter {

@@ -113,3 +113,36 @@ describe("pulse run ends the way --help says", () => {
     expect(started.map((e) => [e.workspace_id, e.cause])).toEqual([["ws_team", { trigger: "kickoff" }]]);
   });
 });
+
+describe("pulse run --listen with --token", () => {
+  it("beyond loopback needs a token (exit 2 without); a sender with the token delivers, one without is refused and says why", async () => {
+    const open = runBin("pulse", ["run", "manifests/examples/listener.loop.yaml", "--listen", "0.0.0.0:0", "--once"]);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toMatch(/--listen 0\.0\.0\.0:0 receives signals from beyond this machine: give it a --token/);
+    expect(runBin("pulse", ["run", "manifests/examples", "--token", "short", "--once"]).code).toBe(2);
+
+    const token = "a-token-of-enough-characters";
+    const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", "manifests/examples/listener.loop.yaml", "--listen", "127.0.0.1:0", "--no-color"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PULSE_TOKEN: token } });
+    let out = "";
+    const url = await new Promise<string>((done, fail) => {
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        const m = /receiving signals at (http:\/\/\S+) \(token required\)/.exec(out);
+        if (m) done(m[1] as string);
+      });
+      child.on("close", () => fail(new Error(`receiver ended: ${out}`)));
+    });
+    try {
+      const route = ["run", "manifests/examples/hello.loop.yaml", "--once", "--no-color", "--stop-timeout", "500ms", "--route", `examples.listener=${url}`];
+      const withToken = await run([...route.slice(1), "--token", token]);
+      expect(withToken.stdout).toMatch(/⇢ signal outcomes_to_listener to examples\.listener: accepted/);
+      expect(withToken.code).toBe(0);
+      const without = await run(route.slice(1));
+      expect(without.stdout).toMatch(/dropped \(rejected: this receiver needs its token/);
+    } finally {
+      child.kill("SIGINT");
+      await new Promise((r) => child.once("close", r));
+    }
+    expect(out).toMatch(/examples\.listener +#\d \(signal from examples\.hello\/learn\)/);
+  });
+});
