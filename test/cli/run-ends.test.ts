@@ -68,6 +68,9 @@ describe("pulse run ends the way --help says", () => {
       if (c.expect === "done") {
         expect(r.code, where).toBe(0);
         expect(r.stdout, where).toMatch(/^3 iterations of the 3 asked; stopped after --iterations$/m);
+        // examples.hello's fetch reads memory again each tick: the acts wrote to it since.
+        expect(r.stdout.match(/#\d \((kickoff|periodic)\) +✓ fetch +✓ decide/g), where).toHaveLength(3);
+        expect(r.stdout, where).not.toMatch(/✓ fetch \(replayed\)/);
       } else if (c.expect === "starved") {
         expect(r.code, where).toBe(4);
         expect(r.stdout, where).toMatch(STARVED);
