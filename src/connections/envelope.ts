@@ -135,9 +135,14 @@ function checkLengths(e: Record<string, unknown>): void {
   }
 }
 
+/** Whether an envelope was built (and validated, and frozen) in this process. */
+export function builtHere(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Object.getPrototypeOf(value) === BUILT && Object.isFrozen(value);
+}
+
 /** Validates an arriving envelope and its token; refuses anything else with a clear message. */
 export function readEnvelope(value: unknown): PulseCloudEvent {
-  if (typeof value === "object" && value !== null && Object.getPrototypeOf(value) === BUILT && Object.isFrozen(value)) {
+  if (builtHere(value)) {
     checkLengths(value as Record<string, unknown>);
     return value as PulseCloudEvent;
   }

@@ -10,9 +10,8 @@ import type { PulseCloudEvent } from "../tokens/types.js";
 import type { Ack, DeliveryEvent, SignalReceiver, Transport } from "../connections/contracts.js";
 import { SignalChannel } from "../connections/channel.js";
 import { DedupeWindow, type DedupeLimits } from "../connections/dedupe.js";
-import { EXTENSIONS, readEnvelope } from "../connections/envelope.js";
-import { canonicalJson } from "../json/canonical-json.js";
-import { blake3Hex } from "../runtime/signature.js";
+import { builtHere, EXTENSIONS, readEnvelope } from "../connections/envelope.js";
+import { fingerprintOf } from "../connections/fingerprint.js";
 import { InProcessTransport } from "../transports/in-process.js";
 import type { ConnectionEmitter } from "./signals.js";
 
@@ -26,11 +25,15 @@ export interface Verdict {
   conflict?: boolean;
 }
 
-/** What an envelope says, in 32 hex digits: what a redelivery of the same event repeats exactly. */
+/**
+ * What an envelope says: what a redelivery of the same event repeats exactly. An envelope built in
+ * this process is redelivered as the same frozen object, and its id already names its emission
+ * (connection, signature, trace): it needs none, and the same id from elsewhere never matches it.
+ */
 function fingerprint(e: PulseCloudEvent): string {
+  if (builtHere(e)) return "built here";
   const x = e as unknown as Record<string, unknown>;
-  const content = { type: e.type, source: e.source, subject: e.subject, time: e.time, dataschema: x.dataschema ?? null, workspace: x[EXTENSIONS.workspace] ?? null, data: e.data };
-  return blake3Hex(canonicalJson(content)).slice(0, 32);
+  return fingerprintOf([e.type, e.source, e.subject, e.time, x.dataschema ?? null, x[EXTENSIONS.workspace] ?? null, e.data]);
 }
 
 /** Signals to this host's loops stay in process; others go through `external` (or are refused). */

@@ -3,7 +3,10 @@
 // swallowed; a token when one is set; an oversized body refused before it is read. And what it
 // sends: one id per emission, kept by redeliveries.
 import { connect } from "node:net";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { fingerprintOf } from "../../src/connections/fingerprint.js";
+import { canonicalJson } from "../../src/json/canonical-json.js";
 import { DedupeWindow } from "../../src/connections/dedupe.js";
 import { buildEnvelope, ENVELOPE_LIMITS, readEnvelope } from "../../src/connections/envelope.js";
 import { initSignatures } from "../../src/runtime/index.js";
@@ -164,5 +167,22 @@ describe("the signal server", () => {
       server.server.closeAllConnections();
       await server.close();
     }
+  });
+});
+
+describe("envelope fingerprints", () => {
+  it("equal JSON values have equal fingerprints whatever their key order; different ones differ", () => {
+    const reorder = (v: unknown): unknown =>
+      v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reorder(x)])) : Array.isArray(v) ? v.map(reorder) : v;
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (x, y) => {
+        expect(fingerprintOf(reorder(x))).toBe(fingerprintOf(x));
+        expect(fingerprintOf(JSON.parse(JSON.stringify(x)))).toBe(fingerprintOf(JSON.parse(JSON.stringify(x))));
+        if (canonicalJson(x) !== canonicalJson(y)) expect(fingerprintOf(x)).not.toBe(fingerprintOf(y));
+      }),
+      { numRuns: 500 },
+    );
+    expect(fingerprintOf(["ab", "c"])).not.toBe(fingerprintOf(["a", "bc"]));
+    expect(fingerprintOf({ a: "1" })).not.toBe(fingerprintOf({ a: 1 }));
   });
 });

@@ -32,6 +32,6 @@ export interface CadenceDriver {
   readonly type: string;
   start(): void;
   stop(): void;
-  /** What it waits for now; undefined when it cannot fire again on its own (stopped, quota used, stream ended). */
+  /** What it is waiting for at this moment; undefined when it cannot fire again on its own (stopped, quota used, stream ended). */
   waiting(): CadenceWait | undefined;
 }
