@@ -1,8 +1,11 @@
 /**
  * A SubstrateSet whose every call is a POST to a substrate service (docs/substrates-http.md).
  * Errors are sorted for the runtime's circuit breaker: a 4xx answer is the substrate refusing
- * the call (SubstrateRequestError); no answer, a timeout or a 5xx is the substrate being
- * unavailable (SubstrateUnavailableError).
+ * the call (SubstrateRequestError); no answer, a timeout, a 5xx or an answer over
+ * `maxResponseBytes` is the substrate being unavailable (SubstrateUnavailableError). Redirects
+ * are never followed: a 3xx is an error naming where it pointed (REDIRECTED), since following it
+ * would send the arguments, workspace and trace to another origin, and a 302 would turn a write
+ * into a GET whose 200 looks like success.
  *
  * Connections are reused: the global fetch (undici) keeps them alive, and nothing here creates
  * an agent per call.
@@ -10,6 +13,7 @@
 import { SUBSTRATE_OPERATIONS, SubstrateRequestError, SubstrateUnavailableError } from "../../src/substrates/contracts.js";
 import type { CallContext, SubstrateSet, SubstrateSlotName } from "../../src/substrates/contracts.js";
 import type { Slot, SlotImplementation, SubstrateFactory } from "../../src/substrates/registry.js";
+import { readBoundedText, ResponseTooLargeError } from "../../src/transports/bounded-body.js";
 import { API_PREFIX, traceparentFor, VOID_OPERATIONS } from "./protocol.js";
 import type { WireContext } from "./protocol.js";
 
@@ -20,9 +24,12 @@ export interface HttpSubstrateOptions {
   fetch?: typeof fetch;
   /** Extra headers on every request (authorization for the service, for example). */
   headers?: Record<string, string>;
+  /** Largest answer read (default 16 MiB); a longer one fails the call, unread past the limit. */
+  maxResponseBytes?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 5000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** All five slots served by the service at `baseUrl` (a `{ws_id}` in it becomes the call's workspace). */
 export function httpSubstrates(baseUrl: string, options: HttpSubstrateOptions = {}): Required<SubstrateSet> {
@@ -63,6 +70,7 @@ function caller(slot: SubstrateSlotName, baseUrl: string, options: HttpSubstrate
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const fetchImpl = options.fetch ?? fetch;
   const extraHeaders = options.headers ?? {};
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 
   return async (operation: string, args: unknown, ctx: CallContext): Promise<unknown> => {
     const root = perWorkspace ? base.replaceAll("{ws_id}", encodeURIComponent(ctx.workspace_id)) : base;
@@ -86,10 +94,17 @@ function caller(slot: SubstrateSlotName, baseUrl: string, options: HttpSubstrate
         headers: { ...extraHeaders, "content-type": "application/json", accept: "application/json", traceparent: traceparentFor(context.trace_id) },
         body,
         signal,
+        redirect: "manual",
       });
       status = response.status;
-      text = await response.text();
+      if (status >= 300 && status < 400) {
+        await response.body?.cancel().catch(() => undefined);
+        throw redirected(slot, operation, url, status, response.headers.get("location"));
+      }
+      text = await readBoundedText(response, maxResponseBytes);
     } catch (error) {
+      if (error instanceof SubstrateRequestError) throw error;
+      if (error instanceof ResponseTooLargeError) throw new SubstrateUnavailableError(slot, `${operation}: ${url}: ${error.message} (maxResponseBytes; not read further)`);
       // The caller's own cancellation is not the substrate's fault: hand back the caller's reason.
       if (ctx.signal?.aborted) throw ctx.signal.reason;
       if (timeout.aborted) throw new SubstrateUnavailableError(slot, `${operation}: no answer from ${url} within ${timeoutMs} ms`);
@@ -122,6 +137,17 @@ function interpret(slot: SubstrateSlotName, operation: string, url: string, stat
   }
   const result = (body as { result: unknown }).result;
   return VOID_OPERATIONS.has(operation) && result === null ? undefined : result;
+}
+
+function redirected(slot: SubstrateSlotName, operation: string, url: string, status: number, location: string | null): SubstrateRequestError {
+  let target = location;
+  try {
+    if (location) target = new URL(location, url).href;
+  } catch {
+    // Not a URL: named as it came.
+  }
+  const where = target ? `to ${JSON.stringify(target)}` : "without a Location";
+  return new SubstrateRequestError(slot, "REDIRECTED", `${operation}: ${url} answered ${status}, redirecting ${where}; substrate calls are not redirected (they carry arguments, workspace and trace): point the substrate URI at the service itself`);
 }
 
 function describeNetworkError(error: unknown): string {

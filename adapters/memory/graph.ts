@@ -3,55 +3,32 @@
  * without a transaction) or through a transaction's overlay (its own writes on top of the
  * committed graph). Operations are written once against GraphView and work in both.
  *
- * Transactions are optimistic: a transaction remembers the revision of every node and signature
- * it wrote; commit refuses (TX_CONFLICT) when another writer changed one of them in between,
- * otherwise it applies the whole overlay in one synchronous step, so no reader ever sees half.
+ * The committed graph keeps indexes (node-index.ts, and edges by their ends) so that reads cost
+ * what they return, not the size of the history. Transactions (transaction.ts) read through them.
  */
-import type { ConfidenceUpdate, MemoryNode } from "../../src/substrates/contracts.js";
+import type { ConfidenceUpdate } from "../../src/substrates/contracts.js";
+import { grouped, mostConfident, NodeIndex, type NodeQuery } from "./node-index.js";
+import { edgeKey, type EdgeRecord, type Mutation, type NodeRecord } from "./records.js";
 
-export interface StoredNode extends MemoryNode {
-  id: string;
-  confidence: number;
-}
+export { edgeKey, type EdgeRecord, type Mutation, type NodeRecord, type StoredNode } from "./records.js";
 
-export interface NodeRecord {
-  node: StoredNode;
-  /** trace_id of the call that stored the node (§5.5: substrates echo the trace id). */
-  trace_id: string;
-  /** The memory's own audit event for the store. */
-  audit_event_id: string;
-  /** The content as retrieve_context searches it (lowercased); content never changes after the store. */
-  text: string;
-  /** Creation order in the workspace: "oldest" in consolidation. */
-  created: number;
-  /** Bumped on every committed change; transactions compare it to detect conflicts. */
-  rev: number;
-}
-
-export interface EdgeRecord {
-  edge_id: string;
-  src: string;
-  dst: string;
-  type: string;
-  trace_id: string;
-}
-
-/** One entry of the memory's own mutation trail. */
-export interface Mutation {
-  event_id: string;
-  operation: string;
-  trace_id: string;
-  ids: string[];
-}
-
-export function edgeKey(src: string, dst: string, type: string): string {
-  return JSON.stringify([src, dst, type]);
+/** Where an edge stands in the order edges were first stored (readers see edges in that order). */
+interface Placed {
+  edge: EdgeRecord;
+  seq: number;
 }
 
 export class WorkspaceGraph {
   readonly nodes = new Map<string, NodeRecord>();
+  readonly index = new NodeIndex();
   readonly signatures = new Map<string, string>();
   readonly edges = new Map<string, EdgeRecord>();
+  /** Edge keys by the node they leave and the node they reach. */
+  readonly outEdges = new Map<string, Set<string>>();
+  readonly inEdges = new Map<string, Set<string>>();
+  /** Each stored edge key's place in the order of graph.edges. */
+  readonly edgeSeq = new Map<string, number>();
+  private nextSeq = 1;
   /** Ids are handed out once per (src, dst, type) and kept, so store_edge always answers the same id. */
   readonly edgeIds = new Map<string, string>();
   /** Outcomes already learned (action_id, status) and the updates they produced: learning is idempotent. */
@@ -86,7 +63,71 @@ export class WorkspaceGraph {
   allocateCreated(): number {
     return this.nextCreated++;
   }
+
+  /** The committed edges between nodes of `ids` (both ends in it), or touching any of them, in store order. */
+  committedEdges(ids: ReadonlySet<string>, both: boolean): Placed[] {
+    const keys = new Set<string>();
+    for (const id of ids) {
+      for (const key of this.outEdges.get(id) ?? []) keys.add(key);
+      if (!both) for (const key of this.inEdges.get(id) ?? []) keys.add(key);
+    }
+    const out: Placed[] = [];
+    for (const key of keys) {
+      const edge = this.edges.get(key) as EdgeRecord;
+      if (!both || ids.has(edge.dst)) out.push({ edge, seq: this.edgeSeq.get(key) as number });
+    }
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  setEdge(key: string, record: EdgeRecord): void {
+    if (!this.edges.has(key)) {
+      this.edgeSeq.set(key, this.nextSeq++);
+      link(this.outEdges, record.src, key);
+      link(this.inEdges, record.dst, key);
+    }
+    this.edges.set(key, record);
+  }
+
+  removeEdge(key: string): void {
+    const edge = this.edges.get(key);
+    if (!edge) return;
+    this.edges.delete(key);
+    this.edgeSeq.delete(key);
+    unlink(this.outEdges, edge.src, key);
+    unlink(this.inEdges, edge.dst, key);
+  }
 }
+
+function link(map: Map<string, Set<string>>, id: string, key: string): void {
+  let set = map.get(id);
+  if (!set) map.set(id, (set = new Set()));
+  set.add(key);
+}
+
+function unlink(map: Map<string, Set<string>>, id: string, key: string): void {
+  const set = map.get(id);
+  if (!set) return;
+  set.delete(key);
+  if (set.size === 0) map.delete(id);
+}
+
+/**
+ * The top k committed nodes the query selects, leaving out `skip` (nodes a transaction overlays).
+ * Few candidates are ranked directly; many are found by walking the confidence order.
+ */
+export function committedTop(graph: WorkspaceGraph, query: NodeQuery, k: number, skip: ReadonlySet<string>): NodeRecord[] {
+  const candidates = graph.index.candidates(query);
+  const admit = (r: NodeRecord) => !skip.has(r.node.id);
+  if (candidates === undefined) return graph.index.top(k, admit);
+  // Walking the order finds the k-th match after about k × size / |candidates| nodes; ranking the
+  // candidates costs |candidates|: take the cheaper.
+  if (candidates.size * candidates.size >= k * graph.index.size) return graph.index.top(k, (r) => candidates.has(r.node.id) && admit(r));
+  const records: NodeRecord[] = [];
+  for (const id of candidates) if (!skip.has(id)) records.push(graph.nodes.get(id) as NodeRecord);
+  return mostConfident(records, k);
+}
+
+export const NOTHING: ReadonlySet<string> = new Set();
 
 export interface GraphView {
   readonly graph: WorkspaceGraph;
@@ -96,6 +137,12 @@ export interface GraphView {
   nodes(): NodeRecord[];
   edge(key: string): EdgeRecord | undefined;
   edges(): EdgeRecord[];
+  /** The k most confident nodes the query selects (retrieve_context). */
+  retrieve(query: NodeQuery, k: number): NodeRecord[];
+  /** Nodes sharing a content key, two or more per group (consolidate). */
+  duplicateGroups(): NodeRecord[][];
+  /** Edges with both ends in `ids` (both), or with either end in it, in store order. */
+  edgesOf(ids: ReadonlySet<string>, both: boolean): EdgeRecord[];
   learned(key: string): ConfidenceUpdate[] | undefined;
   putNode(record: NodeRecord): void;
   deleteNode(id: string): void;
@@ -125,156 +172,45 @@ export class CommittedView implements GraphView {
   edges() {
     return [...this.graph.edges.values()];
   }
+  retrieve(query: NodeQuery, k: number) {
+    return committedTop(this.graph, query, k, NOTHING);
+  }
+  duplicateGroups() {
+    const { graph } = this;
+    return grouped([...graph.index.duplicated].map((key) => [...(graph.index.group(key) ?? [])].map((id) => graph.nodes.get(id) as NodeRecord)));
+  }
+  edgesOf(ids: ReadonlySet<string>, both: boolean) {
+    return this.graph.committedEdges(ids, both).map((p) => p.edge);
+  }
   learned(key: string) {
     return this.graph.learned.get(key);
   }
   putNode(record: NodeRecord) {
     const previous = this.graph.nodes.get(record.node.id);
-    this.graph.nodes.set(record.node.id, { ...record, rev: (previous?.rev ?? 0) + 1 });
+    const stored = { ...record, rev: (previous?.rev ?? 0) + 1 };
+    if (previous) this.graph.index.remove(previous);
+    this.graph.nodes.set(record.node.id, stored);
+    this.graph.index.add(stored);
   }
   deleteNode(id: string) {
+    const previous = this.graph.nodes.get(id);
+    if (!previous) return;
+    this.graph.index.remove(previous);
     this.graph.nodes.delete(id);
   }
   setSignature(signature: string, id: string) {
     this.graph.signatures.set(signature, id);
   }
   putEdge(record: EdgeRecord) {
-    this.graph.edges.set(edgeKey(record.src, record.dst, record.type), record);
+    this.graph.setEdge(edgeKey(record.src, record.dst, record.type), record);
   }
   deleteEdge(key: string) {
-    this.graph.edges.delete(key);
+    this.graph.removeEdge(key);
   }
   setLearned(key: string, updates: ConfidenceUpdate[]) {
     this.graph.learned.set(key, updates);
   }
   record(mutation: Mutation) {
     this.graph.mutations.push(mutation);
-  }
-}
-
-/** Staged writes over the committed graph; `null` marks a deletion. */
-export class Transaction implements GraphView {
-  private readonly nodeOverlay = new Map<string, NodeRecord | null>();
-  private readonly signatureOverlay = new Map<string, string>();
-  private readonly edgeOverlay = new Map<string, EdgeRecord | null>();
-  private readonly learnedOverlay = new Map<string, ConfidenceUpdate[]>();
-  private readonly staged: Mutation[] = [];
-  /** Committed revision of each node when the transaction first wrote it (undefined: absent). */
-  private readonly baseRevs = new Map<string, number | undefined>();
-  private readonly baseSignatures = new Map<string, string | undefined>();
-
-  constructor(readonly graph: WorkspaceGraph) {}
-
-  node(id: string) {
-    const staged = this.nodeOverlay.get(id);
-    if (staged !== undefined) return staged ?? undefined;
-    return this.graph.nodes.get(id);
-  }
-  nodeIdForSignature(signature: string) {
-    const id = this.signatureOverlay.get(signature) ?? this.graph.signatures.get(signature);
-    return id !== undefined && this.node(id) ? id : undefined;
-  }
-  nodes() {
-    const out: NodeRecord[] = [];
-    for (const [id, record] of this.graph.nodes) {
-      const staged = this.nodeOverlay.get(id);
-      if (staged === undefined) out.push(record);
-      else if (staged) out.push(staged);
-    }
-    for (const [id, staged] of this.nodeOverlay) if (staged && !this.graph.nodes.has(id)) out.push(staged);
-    return out;
-  }
-  edge(key: string) {
-    const staged = this.edgeOverlay.get(key);
-    if (staged !== undefined) return staged ?? undefined;
-    return this.graph.edges.get(key);
-  }
-  edges() {
-    const out: EdgeRecord[] = [];
-    for (const [key, record] of this.graph.edges) {
-      const staged = this.edgeOverlay.get(key);
-      if (staged === undefined) out.push(record);
-      else if (staged) out.push(staged);
-    }
-    for (const [key, staged] of this.edgeOverlay) if (staged && !this.graph.edges.has(key)) out.push(staged);
-    return out;
-  }
-  learned(key: string) {
-    return this.learnedOverlay.get(key) ?? this.graph.learned.get(key);
-  }
-  putNode(record: NodeRecord) {
-    this.touchNode(record.node.id);
-    this.nodeOverlay.set(record.node.id, record);
-  }
-  deleteNode(id: string) {
-    this.touchNode(id);
-    this.nodeOverlay.set(id, null);
-  }
-  setSignature(signature: string, id: string) {
-    if (!this.baseSignatures.has(signature)) this.baseSignatures.set(signature, this.graph.signatures.get(signature));
-    this.signatureOverlay.set(signature, id);
-  }
-  putEdge(record: EdgeRecord) {
-    this.edgeOverlay.set(edgeKey(record.src, record.dst, record.type), record);
-  }
-  deleteEdge(key: string) {
-    this.edgeOverlay.set(key, null);
-  }
-  setLearned(key: string, updates: ConfidenceUpdate[]) {
-    this.learnedOverlay.set(key, updates);
-  }
-  record(mutation: Mutation) {
-    this.staged.push(mutation);
-  }
-
-  private touchNode(id: string) {
-    if (!this.baseRevs.has(id)) this.baseRevs.set(id, this.graph.nodes.get(id)?.rev);
-  }
-
-  /** Why committing now would overwrite or break another writer's committed work, if it would. */
-  conflict(): string | undefined {
-    const { graph } = this;
-    for (const [id, rev] of this.baseRevs) {
-      if (graph.nodes.get(id)?.rev !== rev) return `node "${id}" was changed by another writer after this transaction wrote it`;
-    }
-    for (const [signature, owner] of this.baseSignatures) {
-      if (graph.signatures.get(signature) !== owner) return `signature "${signature}" was stored by another writer after this transaction stored it`;
-    }
-    for (const key of this.learnedOverlay.keys()) {
-      if (graph.learned.has(key)) return `outcome ${key} was learned by another writer during this transaction`;
-    }
-    const survives = (id: string) => {
-      const staged = this.nodeOverlay.get(id);
-      return staged !== undefined ? staged !== null : graph.nodes.has(id);
-    };
-    for (const edge of this.edgeOverlay.values()) {
-      if (edge && !(survives(edge.src) && survives(edge.dst))) return `edge ${edge.edge_id} lost an endpoint to another writer`;
-    }
-    const deleted = [...this.nodeOverlay].filter(([, staged]) => staged === null).map(([id]) => id);
-    if (deleted.length > 0) {
-      const gone = new Set(deleted);
-      for (const [key, edge] of graph.edges) {
-        if (!this.edgeOverlay.has(key) && (gone.has(edge.src) || gone.has(edge.dst))) {
-          return `another writer added edge ${edge.edge_id} to a node this transaction removes`;
-        }
-      }
-    }
-    return undefined;
-  }
-
-  /** Applies every staged write. Synchronous on purpose: nothing can run between two writes. */
-  apply(): void {
-    const committed = new CommittedView(this.graph);
-    for (const [id, staged] of this.nodeOverlay) {
-      if (staged) committed.putNode(staged);
-      else committed.deleteNode(id);
-    }
-    for (const [signature, id] of this.signatureOverlay) committed.setSignature(signature, id);
-    for (const [key, staged] of this.edgeOverlay) {
-      if (staged) committed.putEdge(staged);
-      else committed.deleteEdge(key);
-    }
-    for (const [key, updates] of this.learnedOverlay) committed.setLearned(key, updates);
-    for (const mutation of this.staged) committed.record(mutation);
   }
 }

@@ -10,7 +10,9 @@ import { TOKEN_VERSION } from "../../src/tokens/types.js";
 import { canonicalJson, cloneJson } from "../shared/json.js";
 import { badRequest, checkContext, describe, requireArgs, requireString } from "../shared/validate.js";
 import { jsonArgument, scopeNodeIds, stringArray, validNode, validOutcome } from "./memory-args.js";
-import { CommittedView, edgeKey, Transaction, WorkspaceGraph } from "./graph.js";
+import { CommittedView, edgeKey, WorkspaceGraph } from "./graph.js";
+import { grouped, wordsOf, type NodeQuery } from "./node-index.js";
+import { Transaction } from "./transaction.js";
 import type { EdgeRecord, GraphView, Mutation, NodeRecord, StoredNode } from "./graph.js";
 import { topologyContext } from "./topology.js";
 
@@ -36,11 +38,8 @@ export class InMemoryMemory implements MemorySubstrate {
     const a = requireArgs(SLOT, "retrieve_context", args);
     const k = a.k === undefined ? DEFAULT_K : a.k;
     if (typeof k !== "number" || !Number.isInteger(k) || k < 0) throw badRequest(SLOT, `retrieve_context: k must be an integer ≥ 0, got ${describe(k)}`);
-    const needle = queryText(jsonArgument(a.query ?? null, "retrieve_context: query"));
-    const chosen = mostConfident(
-      view.nodes().filter((record) => needle === undefined || record.text.includes(needle)),
-      k,
-    );
+    const query = nodeQuery(jsonArgument(a.query ?? null, "retrieve_context: query"));
+    const chosen = view.retrieve(query, k);
     return { nodes: chosen.map((record) => cloneJson(record.node)), topology: topologyOf(ctx.trace_id, view, chosen) };
   }
 
@@ -64,8 +63,9 @@ export class InMemoryMemory implements MemorySubstrate {
     const id = node.id ?? graph.allocateNodeId((candidate) => view.node(candidate) !== undefined);
     const stored: StoredNode = { ...node, id, confidence: node.confidence ?? DEFAULT_CONFIDENCE };
     const auditEventId = graph.allocateEventId();
-    const text = contentText(stored.content).toLowerCase();
-    view.putNode({ node: stored, trace_id: ctx.trace_id, audit_event_id: auditEventId, text, created: graph.allocateCreated(), rev: 0 });
+    const words = [...wordsOf(stored.content, wordsOf(stored.type ?? ""))];
+    const key = canonicalJson([stored.type ?? null, stored.content ?? null]);
+    view.putNode({ node: stored, trace_id: ctx.trace_id, audit_event_id: auditEventId, words, key, created: graph.allocateCreated(), rev: 0 });
     if (stored.signature !== undefined) view.setSignature(stored.signature, id);
     view.record({ event_id: auditEventId, operation: "store_node", trace_id: ctx.trace_id, ids: [id] });
     return { node_id: id, audit_event_id: auditEventId, existing: false };
@@ -126,20 +126,8 @@ export class InMemoryMemory implements MemorySubstrate {
   async consolidate(args: { scope?: unknown }, ctx: CallContext): Promise<ConsolidationEvent> {
     const view = this.view(ctx);
     const only = scopeNodeIds(requireArgs(SLOT, "consolidate", args).scope);
-    const candidates = view
-      .nodes()
-      .filter((record) => only === undefined || only.has(record.node.id))
-      .sort((x, y) => x.created - y.created);
-    const groups = new Map<string, NodeRecord[]>();
-    for (const record of candidates) {
-      const key = canonicalJson([record.node.type ?? null, record.node.content ?? null]);
-      const group = groups.get(key);
-      if (group) group.push(record);
-      else groups.set(key, [record]);
-    }
     const mergedInto = new Map<string, string>();
-    for (const [survivor, ...duplicates] of groups.values()) {
-      if (duplicates.length === 0) continue;
+    for (const [survivor, ...duplicates] of only === undefined ? view.duplicateGroups() : scopedGroups(view, only)) {
       view.putNode({ ...survivor!, node: absorb(survivor!.node, duplicates.map((d) => d.node)) });
       for (const duplicate of duplicates) {
         mergedInto.set(duplicate.node.id, survivor!.node.id);
@@ -169,7 +157,7 @@ export class InMemoryMemory implements MemorySubstrate {
   async topology_analyze(args: { node_ids?: string[] }, ctx: CallContext): Promise<TopologyContext> {
     const view = this.view(ctx);
     const ids = requireArgs(SLOT, "topology_analyze", args).node_ids;
-    if (ids === undefined) return topologyOf(ctx.trace_id, view, view.nodes());
+    if (ids === undefined) return topologyOf(ctx.trace_id, view, view.nodes(), true);
     const records: NodeRecord[] = [];
     for (const id of new Set(stringArray(ids, "topology_analyze: node_ids"))) {
       const record = view.node(id);
@@ -259,10 +247,40 @@ function unknownTx(txId: string): SubstrateRequestError {
   return new SubstrateRequestError(SLOT, "UNKNOWN_TX", `no open transaction "${txId}" in this workspace (never begun, already finished, or begun in another workspace)`);
 }
 
-function topologyOf(traceId: string, view: GraphView, records: readonly NodeRecord[]): TopologyContext {
+/** The TopologyContext of exactly these nodes: only the edges among them are read. */
+function topologyOf(traceId: string, view: GraphView, records: readonly NodeRecord[], all = false): TopologyContext {
   const nodes: TopologyNode[] = records.map(({ node }) => (node.type === undefined ? { id: node.id, confidence: node.confidence } : { id: node.id, type: node.type, confidence: node.confidence }));
-  const edges = view.edges().map(({ src, dst, type }) => ({ src, dst, type }));
-  return topologyContext(traceId, nodes, edges);
+  const among = all ? view.edges() : view.edgesOf(new Set(nodes.map((n) => n.id)), true);
+  return topologyContext(traceId, nodes, among.map(({ src, dst, type }) => ({ src, dst, type })));
+}
+
+/** Duplicate groups among the nodes of a consolidate scope (which may name unknown ids). */
+function scopedGroups(view: GraphView, only: ReadonlySet<string>): NodeRecord[][] {
+  const byKey = new Map<string, NodeRecord[]>();
+  for (const id of only) {
+    const record = view.node(id);
+    if (!record) continue;
+    const group = byKey.get(record.key);
+    if (group) group.push(record);
+    else byKey.set(record.key, [record]);
+  }
+  return grouped(byKey.values());
+}
+
+/**
+ * What retrieve_context selects (docs/substrates-http.md): a string's words, all of them; an
+ * object `{type?, text?}` (strings) the nodes of that type whose words include text's; any other
+ * value the words of its keys and values. No words and no type: every node.
+ */
+function nodeQuery(query: unknown): NodeQuery {
+  if (query !== null && typeof query === "object" && !Array.isArray(query)) {
+    const q = query as Record<string, unknown>;
+    const keys = Object.keys(q);
+    if (keys.length > 0 && keys.every((k) => (k === "type" || k === "text") && typeof q[k] === "string")) {
+      return { words: [...wordsOf(q.text ?? "")], ...(typeof q.type === "string" ? { type: q.type } : {}) };
+    }
+  }
+  return { words: [...wordsOf(query)] };
 }
 
 /** Everything but confidence, which learning changes after the store. */
@@ -279,7 +297,7 @@ function absorb(survivor: StoredNode, duplicates: readonly StoredNode[]): Stored
 }
 
 function redirectEdges(view: GraphView, mergedInto: ReadonlyMap<string, string>, traceId: string): void {
-  for (const edge of view.edges()) {
+  for (const edge of view.edgesOf(new Set(mergedInto.keys()), false)) {
     const src = mergedInto.get(edge.src) ?? edge.src;
     const dst = mergedInto.get(edge.dst) ?? edge.dst;
     if (src === edge.src && dst === edge.dst) continue;
@@ -294,42 +312,4 @@ function redirectEdges(view: GraphView, mergedInto: ReadonlyMap<string, string>,
 /** Rounded to 12 decimals so repeated ±0.05 steps do not accumulate binary noise. */
 function clampConfidence(value: number): number {
   return Math.min(1, Math.max(0, Math.round(value * 1e12) / 1e12));
-}
-
-/** Most confident first, oldest first among equals. */
-function byConfidence(x: NodeRecord, y: NodeRecord): number {
-  return y.node.confidence - x.node.confidence || x.created - y.created;
-}
-
-/**
- * The first k records by byConfidence. For the usual small k this keeps a sorted window instead
- * of sorting every match: retrieval over a large graph stays linear.
- */
-function mostConfident(records: NodeRecord[], k: number): NodeRecord[] {
-  if (k === 0) return [];
-  if (k * 16 >= records.length) return records.sort(byConfidence).slice(0, k);
-  const best: NodeRecord[] = [];
-  for (const record of records) {
-    if (best.length === k && byConfidence(record, best[k - 1]!) >= 0) continue;
-    let lo = 0;
-    let hi = best.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (byConfidence(best[mid]!, record) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    best.splice(lo, 0, record);
-    if (best.length > k) best.pop();
-  }
-  return best;
-}
-
-function queryText(query: unknown): string | undefined {
-  if (query === undefined || query === null || query === "") return undefined;
-  return (typeof query === "string" ? query : canonicalJson(query)).toLowerCase();
-}
-
-function contentText(content: unknown): string {
-  if (content === undefined) return "";
-  return typeof content === "string" ? content : canonicalJson(content);
 }

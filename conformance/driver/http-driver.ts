@@ -1,7 +1,15 @@
-/** Drives an adapter that is already running: each request is POSTed as one JSON-RPC body. */
+/**
+ * Drives an adapter that is already running: each request is POSTed as one JSON-RPC body. Its
+ * answers are read up to a bound (a broken adapter's endless answer fails the call, not the
+ * machine) and redirects are not followed.
+ */
+import { readBoundedText, ResponseTooLargeError } from "../../src/transports/bounded-body.js";
 import { DEFAULT_CALL_TIMEOUT_MS, DriverFailure, type Driver, type MessageCheck } from "./driver.js";
 import { parseResponse, request, resultOf } from "./jsonrpc.js";
 import type { Method, Methods } from "./protocol.js";
+
+/** 64 MiB: far above any answer the driver protocol produces, far below what would exhaust memory. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export class HttpDriver implements Driver {
   readonly describe: string;
@@ -10,6 +18,8 @@ export class HttpDriver implements Driver {
   constructor(
     private readonly url: string,
     private readonly check?: MessageCheck,
+    /** Largest answer read (pulse-conform --max-response-bytes). */
+    private readonly maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
   ) {
     this.describe = `--attach ${url}`;
   }
@@ -24,9 +34,16 @@ export class HttpDriver implements Driver {
         headers: { "content-type": "application/json" },
         body: JSON.stringify(message),
         signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS),
+        redirect: "manual",
       });
-      text = await response.text();
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new DriverFailure(`${method}: the adapter at ${this.url} answered ${response.status}, redirecting to ${JSON.stringify(response.headers.get("location"))}; --attach the adapter's own URL`);
+      }
+      text = await readBoundedText(response, this.maxResponseBytes);
     } catch (e) {
+      if (e instanceof DriverFailure) throw e;
+      if (e instanceof ResponseTooLargeError) throw new DriverFailure(`${method}: the adapter at ${this.url}: ${e.message} (--max-response-bytes)`);
       throw new DriverFailure(`${method}: could not reach the adapter at ${this.url}: ${(e as Error).message}`);
     }
     const parsed = parseResponse(text.trim());

@@ -29,6 +29,7 @@ export interface ConformCliOptions {
   adapter?: string[];
   runtimeDigest?: string;
   attach?: string;
+  maxResponseBytes?: string;
   report?: string;
   attest?: string;
   key?: string;
@@ -118,7 +119,8 @@ export async function openSession(opts: ConformCliOptions, io: CliIO): Promise<S
   } else if (opts.attach !== undefined) {
     if (!/^https?:\/\//.test(opts.attach)) throw new UsageError(`--attach needs an http:// or https:// URL, got "${opts.attach}"`);
     const { HttpDriver } = await import("../../conformance/driver/http-driver.js");
-    driver = new HttpDriver(opts.attach, check);
+    const maxResponseBytes = parseCount("--max-response-bytes", opts.maxResponseBytes);
+    driver = new HttpDriver(opts.attach, check, maxResponseBytes);
   } else {
     const { InProcessDriver } = await import("../../conformance/driver/in-process-driver.js");
     driver = new InProcessDriver(check);

@@ -23,6 +23,7 @@ function addDriverOptions(cmd: Command): Command {
   return cmd
     .option("--driver <command>", "run an adapter as a subprocess speaking the driver protocol on stdio")
     .option("--attach <url>", "drive an adapter that is already running, over HTTP")
+    .option("--max-response-bytes <n>", "largest answer read from an --attach adapter (default 67108864, 64 MiB)")
     .addOption(new Option("--timing <mode>", "virtual clock when the runtime has one, or real time").choices(["virtual", "real"]))
     .addOption(new Option("--evidence <class>", "observe substrates through the harness's recording substrate, or through the driver").choices(["recording", "driver"]))
     .option("--validate-protocol", "check every driver message both ways against schema/conformance/driver")

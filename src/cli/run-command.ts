@@ -15,6 +15,14 @@ import { parseCount, readManifestSources } from "./inputs.js";
 import { TraceWriter } from "./run-trace.js";
 import { describeNatsNote, openNats, TRANSPORT_HELP } from "./run-nats.js";
 import { FLEET_HELP, openFleet, type FleetRun } from "./run-fleet.js";
+import { describeWaits, QuietWatcher } from "./run-waiting.js";
+import { isLoopback as isLoopbackHost } from "../transports/loopback.js";
+
+/** Exit codes of `pulse run` beyond the shared ones (EXIT). */
+export const RUN_EXIT = {
+  /** --iterations N: fewer than N could start, and nothing could trigger another. */
+  starved: 4,
+} as const;
 
 export interface RunCliOptions {
   once?: boolean;
@@ -26,6 +34,8 @@ export interface RunCliOptions {
   kickoff?: boolean;
   event?: string[];
   listen?: string;
+  token?: string;
+  maxSignalBytes?: string;
   httpMode?: "structured" | "binary";
   route?: string[];
   transport?: string;
@@ -47,11 +57,24 @@ trigger would, so each shipped loop shows what it does at once. Phase handlers a
 recording handlers: they record their input and return what the phase kind calls for, computed
 from the in-memory substrates.
 
-Stopping: after --once (every loop once), --iterations N (once N iterations have been
-triggered), --duration, or Ctrl-C; in-flight iterations and signals finish first, for up to
---stop-timeout (default 10s): a signal they send still runs its receiver's iteration (delivery
-is at least once), and signals still undelivered then are dropped and reported. A second
-Ctrl-C stops at once.
+Periodic cadences first fire one interval after start (or after phase_offset when the manifest
+sets one); idle cadences after min_idle_ms without an iteration in the host.
+
+--iterations N counts every iteration the run starts, whatever starts it: kickoffs (in load
+order), cadences, events and received signals alike; an inner loop's iterations run inside the
+outer iteration that waits for them and are not counted. Once N have started, nothing new
+starts: a signal arriving after that is rejected (and reported as dropped).
+
+When nothing is running, pulse run says what each loop waits for and when its next trigger is
+due (if that is at least 5s away). When nothing can ever trigger another iteration (loops that
+wait only for events, manual triggers, or signals from loops not in this run, without --listen),
+it stops at once and says so.
+
+Stopping: after --once (every loop once), --iterations N (once the N-th iteration has started),
+--duration, when nothing can trigger another iteration, or on Ctrl-C; in-flight iterations and
+signals finish first, for up to --stop-timeout (default 10s), and signals still undelivered then
+are dropped and reported. A second Ctrl-C stops at once. The run ends with a summary (with
+--json, a "run.summary" record).
 
 Two processes can signal each other over loopback:
   pulse run a.yaml --listen 7070 --route other.loop=http://127.0.0.1:7071
@@ -63,20 +86,23 @@ ${FLEET_HELP.trim()}
 
 Exit codes: 0 ran cleanly; 1 an invalid manifest, or (with --once/--iterations) an iteration
 that did not complete, or (with --once) a signal still undelivered at --stop-timeout; 2 usage
-error; 3 internal error.`;
+error; 3 internal error; 4 (with --iterations N) fewer than N iterations could start and nothing
+could trigger another.`;
 
 export function addRunOptions(cmd: Command): Command {
   return cmd
     .argument("[paths...]", "manifests, directories or globs")
     .option("--once", "run every loop once, deliver its signals, and stop")
-    .option("--iterations <n>", "stop once n iterations in all have been triggered (kickoffs first)")
+    .option("--iterations <n>", "stop once n iterations in all have started (kickoffs, cadences, events and signals alike; inner loops not counted)")
     .option("--duration <duration>", "stop after this long, e.g. 10s, 2m")
     .option("--stop-timeout <duration>", "when stopping, how long in-flight iterations and signals get to finish", "10s")
     .option("--json", "print host events as JSON lines instead of the trace")
     .option("-w, --workspace <id>", "workspace the loops run in", "default")
     .option("--no-kickoff", "do not run every loop once at start: wait for cadences only")
     .option("-e, --event <name[=json]>", "emit an event (for event cadences) when the host starts; repeatable", collect, [])
-    .option("--listen <port>", "receive CloudEvents signals over HTTP on this loopback port")
+    .option("--listen <[host:]port>", "receive CloudEvents signals over HTTP on this port (127.0.0.1 unless a host is given; any other host needs --token)")
+    .option("--token <token>", "shared secret of --listen (required from senders as a bearer token) and of --route (sent); default $PULSE_TOKEN")
+    .option("--max-signal-bytes <n>", "largest signal --listen takes (default 1048576); larger ones are refused with 413")
     .option("--route <loop=url>", "send signals for loop to another host over HTTP; repeatable", collect, [])
     .option("--transport <url>", "send and take signals through NATS JetStream: nats://host:4222[?system=name]")
     .option("--fleet <url>", "share the loops with other pulse runs: leases in PostgreSQL, postgres://…[?schema=name] (needs --transport)")
@@ -104,6 +130,16 @@ function parseEvents(values: readonly string[]): { name: string; payload: unknow
   });
 }
 
+/** `--listen 7070`, `--listen 0.0.0.0:7070`, `--listen [::1]:7070`. */
+function parseListen(value: string): { host: string; port: number; loopback: boolean } {
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d+)$/.exec(value.trim());
+  if (!m) throw new UsageError(`--listen takes [host:]port, e.g. 7070 or 0.0.0.0:7070, not "${value}"`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new UsageError(`--listen takes a port from 0 to 65535 (0: any free port), not ${port}`);
+  const host = m[1] === undefined ? "127.0.0.1" : m[1].replace(/^\[|\]$/g, "");
+  return { host, port, loopback: isLoopbackHost(host) };
+}
+
 function parseRoutes(values: readonly string[]): Record<string, string> {
   const routes: Record<string, string> = {};
   for (const v of values) {
@@ -113,6 +149,9 @@ function parseRoutes(values: readonly string[]): Record<string, string> {
   }
   return routes;
 }
+
+/** Why a run stopped: the --json summary record and the last trace line say it. */
+type StopReason = "once" | "iterations" | "duration" | "interrupted" | "starved";
 
 export async function runRun(operands: readonly string[], opts: RunCliOptions, io: CliIO, signals: { onStop: (stop: () => void) => void }): Promise<number> {
   const iterations = parseCount("--iterations", opts.iterations);
@@ -128,13 +167,22 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   }
   const stopTimeout = parseDuration(opts.stopTimeout ?? "10s");
   if (!stopTimeout.ok) throw new UsageError(`--stop-timeout: ${stopTimeout.error.message}`);
-  const port = opts.listen === undefined ? undefined : parseCount("--listen", opts.listen);
-  if (port !== undefined && port > 65535) throw new UsageError(`--listen takes a port from 0 to 65535 (0: any free port), not ${port}`);
+  const listen = opts.listen === undefined ? undefined : parseListen(opts.listen);
+  const port = listen?.port;
+  const token = opts.token ?? (io.env.PULSE_TOKEN || undefined);
+  if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
+  if (listen && !listen.loopback && token === undefined) {
+    throw new UsageError(`--listen ${opts.listen} receives signals from beyond this machine: give it a --token (or PULSE_TOKEN), which senders must present`);
+  }
+  const maxSignalBytes = parseCount("--max-signal-bytes", opts.maxSignalBytes);
+  if (maxSignalBytes !== undefined && opts.listen === undefined) throw new UsageError("--max-signal-bytes bounds what --listen takes: it needs --listen");
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
   if (opts.transport !== undefined && Object.keys(routes).length > 0) throw new UsageError("--transport reaches every loop of the system through NATS: it cannot be combined with --route");
+  if (opts.transport !== undefined && iterations !== undefined) throw new UsageError("--iterations cannot be combined with --transport: signals arriving after the N-th iteration would be refused for good instead of waiting in NATS for another run; use --duration or --once");
   if (opts.fleet !== undefined && opts.transport === undefined) throw new UsageError("--fleet needs --transport nats://…: the hosts of a fleet signal each other's loops through NATS");
   if (opts.fleet !== undefined && opts.once) throw new UsageError("--once runs every loop once on this host: in a fleet each loop runs on one host; use --duration, or stop with Ctrl-C");
+  const workspace = opts.workspace ?? "default";
 
   const sources = await readManifestSources(operands, undefined, io, DEFAULT_MAX_BYTES);
   const results = validateSources(sources);
@@ -146,87 +194,123 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
 
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
-  let trace: TraceWriter | undefined;
+  // Notes from NATS and the fleet reach the trace once it exists.
+  let note: (message: string) => void = () => undefined;
   const leaseTtl = opts.fleet === undefined ? undefined : parseDuration(opts.leaseTtl ?? "15s");
-  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => trace?.note(describeNatsNote(n)), leaseTtl?.ok ? leaseTtl.value : undefined);
+  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => note(describeNatsNote(n)), leaseTtl?.ok ? leaseTtl.value : undefined);
   let fleet: FleetRun | undefined;
   if (opts.fleet !== undefined && nats) {
     try {
-      fleet = await openFleet(opts.fleet, { workspace: opts.workspace ?? "default", leaseTtl: opts.leaseTtl, ...(opts.hostId ? { hostId: opts.hostId } : {}), nats, note: (m) => trace?.note(m) });
+      fleet = await openFleet(opts.fleet, { workspace, leaseTtl: opts.leaseTtl, ...(opts.hostId ? { hostId: opts.hostId } : {}), nats, note: (m) => note(m) });
     } catch (error) {
       await nats.close();
       throw error;
     }
   }
-  const transport = nats ?? (Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured" }) : undefined);
+  const transport = nats ?? (Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured", ...(token !== undefined ? { token } : {}) }) : undefined);
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
   host = await createHost({
-    workspace: opts.workspace ?? "default",
+    workspace,
     ...(transport ? { transport } : {}),
+    ...(iterations !== undefined ? { maxIterations: iterations } : {}),
     ...(fleet ? { fleet: fleet.fleet } : {}),
     defaultHandler: recordingHandler({
       emits: (loopId, phaseId) => (host?.loop(loopId)?.compiled.connections ?? []).filter((c) => c.connection.emit_phase === phaseId).map((c) => c.connection.token as never),
     }),
     onEscalation: () => undefined,
   });
-  trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
-  host.subscribe((e) => trace.event(e));
-  for (const source of sources) await host.load(source.value as Record<string, unknown>, { name: source.file });
-  trace.loaded(host.loops);
+  const h = host;
+  const trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
+  note = (message) => trace.note(message);
+  h.subscribe((e) => trace.event(e));
+  for (const source of sources) await h.load(source.value as Record<string, unknown>, { name: source.file });
+  trace.loaded(h.loops);
 
   let server: { close(): Promise<void> } | undefined;
-  if (port !== undefined) {
-    const h = host;
-    const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope));
-    const { url } = await signalServer.listen(port, "127.0.0.1").catch((e: NodeJS.ErrnoException) => {
-      const reason = e.code === "EADDRINUSE" ? "the port is already in use" : e.code === "EACCES" ? "permission denied" : (e.code ?? e.message);
-      throw new UsageError(`--listen ${port}: cannot receive signals on 127.0.0.1:${port}: ${reason}`);
+  if (listen) {
+    const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope), { ...(token !== undefined ? { token } : {}), ...(maxSignalBytes !== undefined ? { maxBodyBytes: maxSignalBytes } : {}) });
+    const { url } = await signalServer.listen(listen.port, listen.host).catch((e: NodeJS.ErrnoException) => {
+      const reason = e.code === "EADDRINUSE" ? "the port is already in use" : e.code === "EACCES" ? "permission denied" : e.code === "EADDRNOTAVAIL" ? "no such address on this machine" : (e.code ?? e.message);
+      throw new UsageError(`--listen ${opts.listen}: cannot receive signals on ${listen.host}:${listen.port}: ${reason}`);
     });
     server = signalServer;
-    trace.note(`receiving signals at ${url}`);
+    trace.note(`receiving signals at ${url}${token !== undefined ? " (token required)" : ""}`);
   }
 
-  let stopRequested: () => void = () => undefined;
-  const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
-  signals.onStop(() => stopRequested());
-  // --iterations N: once the N-th iteration the run triggered has started, the host stops (it
-  // and any other already running finish, with the iterations their signals start).
+  let reason = "interrupted" as StopReason;
+  let stopRequested: (why: StopReason) => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    stopRequested = (why) => {
+      reason = why;
+      resolve();
+      stopRequested = () => undefined;
+    };
+  });
+  signals.onStop(() => stopRequested("interrupted"));
+  const hosted = new Set(h.loops.map((l) => l.id));
+  const watcher = new QuietWatcher(h, {
+    listening: port !== undefined || nats !== undefined,
+    now: () => h.clock.now(),
+    waiting: (waits) => trace.waiting(`waiting for the next trigger (Ctrl-C stops)`, describeWaits(waits, h.clock.now(), { hosted, listening: port !== undefined || nats !== undefined }), waits),
+    starved: (waits) => {
+      trace.waiting("nothing can trigger another iteration", describeWaits(waits, h.clock.now(), { hosted, listening: false }), waits);
+      stopRequested("starved");
+    },
+  });
+  // --iterations N: the host starts no more than N (cadences, events and signals alike; inner-loop
+  // iterations belong to the outer one); once the N-th has started the run stops, letting it and
+  // any other already running finish.
   let started = 0;
   let incomplete = 0;
   let stopping = false;
-  host.subscribe((e) => {
-    if (e.type === "iteration.started" && iterations !== undefined && !e.cause?.signal && ++started >= iterations) stopRequested();
+  h.subscribe((e) => {
+    if (e.type === "iteration.started") {
+      watcher.active();
+      if (typeof e.cause?.inner_of !== "string" && ++started === iterations) stopRequested("iterations");
+    }
     if (e.type === "iteration.finished" && e.status !== "completed") incomplete++;
+    if (e.type === "iteration.finished" || e.type === "signal.delivered" || e.type === "signal.dropped") watcher.poke();
   });
 
-  host.start();
+  // --once stops when every loop ran once: it never waits, so it is never starved either.
+  if (opts.once) watcher.close();
+  h.start();
   if (fleet) {
-    await fleet.start(host);
+    await fleet.start(h);
   } else if (nats) {
-    await nats.serve(host);
-    trace.note(`signals through NATS ${nats.address.display}, stream ${nats.stream}: taking those for ${host.loops.map((l) => l.id).join(", ")}`);
+    await nats.serve(h);
+    trace.note(`signals through NATS ${nats.address.display}, stream ${nats.stream}: taking those for ${h.loops.map((l) => l.id).join(", ")}`);
   }
   for (const e of events) {
-    const ran = await host.emitEvent(e.name, e.payload, { workspace: opts.workspace ?? "default" });
+    const ran = await h.emitEvent(e.name, e.payload, { workspace });
     if (ran.length === 0) trace.note(`event "${e.name}": no loop iterated (none has an event cadence with this trigger, or its filter did not hold)`);
   }
+  // In a fleet each loop runs on its lease holder, on its cadences and signals: no kickoff per host.
   if (!fleet && (opts.once || opts.kickoff !== false)) {
-    const kicked = iterations === undefined ? host.loops : host.loops.slice(0, iterations);
-    const h = host;
+    const kicked = iterations === undefined ? h.loops : h.loops.slice(0, iterations);
     const kickoff = Promise.all(kicked.map((loop) => h.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error) => stopping || trace.note(`${loop.id}: ${error.message}`))));
-    if (opts.once) void kickoff.then(() => h.settled()).then(() => stopRequested());
-  }
-  const timer = durationMs === undefined ? undefined : setTimeout(stopRequested, durationMs);
+    if (opts.once) void kickoff.then(() => h.settled()).then(() => stopRequested("once"));
+    else void kickoff.then(() => watcher.poke());
+  } else watcher.poke();
+  const timer = durationMs === undefined ? undefined : setTimeout(() => stopRequested("duration"), durationMs);
+  // Whatever the loops wait for, the process waits for the stop (no silent exit with nothing armed).
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   await stopped;
+  clearInterval(keepAlive);
+  watcher.close();
   stopping = true;
   if (timer) clearTimeout(timer);
   trace.note("stopping: letting in-flight iterations and signals finish");
-  const stop = await host.stop({ timeoutMs: stopTimeout.value });
+  const stop = await h.stop({ timeoutMs: stopTimeout.value });
   // After in-flight iterations finished: the leases go, and other hosts take over at once.
   await fleet?.stop();
   await server?.close();
-  trace.summary(host.loops);
-  if ((opts.once || iterations !== undefined) && incomplete > 0) return EXIT.problems;
+  let code: number = EXIT.ok;
+  if ((opts.once || iterations !== undefined) && incomplete > 0) code = EXIT.problems;
   // --once promises its signals are delivered: one given up at the deadline is a problem.
-  return opts.once && stop.signalsDropped > 0 ? EXIT.problems : EXIT.ok;
+  else if (opts.once && stop.signalsDropped > 0) code = EXIT.problems;
+  else if (reason === "starved" && iterations !== undefined && started < iterations) code = RUN_EXIT.starved;
+  trace.summary(h.loops, { reason, code, started, ...(iterations !== undefined ? { iterations } : {}), signalsDropped: stop.signalsDropped, timedOut: stop.timedOut });
+  if (code === RUN_EXIT.starved) io.stderr(`pulse run: --iterations ${iterations}: only ${started} could start, and nothing can trigger another (the note above says what each loop waits for)\n`);
+  return code;
 }

@@ -4,7 +4,7 @@
  * escalations and refused invariants; or, with --json, every host event as a JSON line.
  */
 import { style, type Style } from "../format/ansi.js";
-import type { HostEvent } from "../host/host.js";
+import type { HostEvent, HostWait } from "../host/host.js";
 import type { Loop } from "../runtime/loop.js";
 import type { CliIO } from "./io.js";
 
@@ -13,11 +13,23 @@ interface Running {
   phases: string[];
 }
 
+/** How a run ended, for the summary. */
+export interface RunEnd {
+  reason: string;
+  code: number;
+  /** Iterations the run started (inner-loop iterations are part of their outer one). */
+  started: number;
+  iterations?: number;
+  signalsDropped: number;
+  timedOut: boolean;
+}
+
 export class TraceWriter {
   private readonly s: Style;
   private readonly running = new Map<string, Running>();
-  private readonly lastCause = new Map<string, string>();
   private readonly retrying = new Set<string>();
+  /** Iterations each loop ran as an inner loop (counted in its telemetry, not in the run's total). */
+  private readonly inner = new Map<string, number>();
   private width = 24;
 
   constructor(
@@ -53,19 +65,22 @@ export class TraceWriter {
     else this.io.stdout(`${this.s.dim("note:")} ${message}\n`);
   }
 
+  /** What the loops wait for: a heading and one line per loop (with --json, the waits as data). */
+  waiting(heading: string, lines: readonly string[], waits: readonly HostWait[]): void {
+    if (this.options.json) this.io.stdout(JSON.stringify({ type: "note", message: `${heading}: ${lines.join("; ")}`, waiting: waits }) + "\n");
+    else this.io.stdout(`${this.s.dim("note:")} ${heading}:\n${lines.map((l) => `  ${l}\n`).join("")}`);
+  }
+
   event(e: HostEvent): void {
+    if (e.type === "iteration.started" && typeof e.cause?.inner_of === "string") this.inner.set(e.loop_id, (this.inner.get(e.loop_id) ?? 0) + 1);
     if (this.options.json) {
       this.io.stdout(JSON.stringify(e) + "\n");
       return;
     }
     const s = this.s;
     switch (e.type) {
-      case "cadence.fired":
-        this.lastCause.set(e.loop_id, e.cadence);
-        break;
       case "iteration.started":
-        this.running.set(e.trace_id, { cause: this.lastCause.get(e.loop_id) ?? causeOf(e.cause), phases: [] });
-        this.lastCause.delete(e.loop_id);
+        this.running.set(e.trace_id, { cause: causeOf(e.cause), phases: [] });
         break;
       case "phase.completed":
         this.running.get(e.trace_id)?.phases.push(`${s.green("✓")} ${e.phase_id}${e.replayed ? s.dim(" (replayed)") : ""}${e.routed_to ? s.dim(` →${e.routed_to}`) : ""}`);
@@ -118,15 +133,44 @@ export class TraceWriter {
     }
   }
 
-  summary(loops: readonly Loop[]): void {
-    if (this.options.json) return;
-    this.io.stdout("\n");
-    for (const loop of loops) {
+  /** One line per loop (a loop that never ran says so), then how the run ended; with --json, one run.summary record. */
+  summary(loops: readonly Loop[], end: RunEnd): void {
+    const rows = loops.map((loop) => {
       const t = loop.telemetry();
-      const statuses = Object.entries(t.iteration_statuses).map(([k, v]) => `${v} ${k}`).join(", ") || "no iteration";
-      this.io.stdout(`${loop.id.padEnd(this.width)}  ${t.iteration_count} iteration${t.iteration_count === 1 ? "" : "s"} (${statuses}), closure rate ${t.closure_rate.toFixed(2)}\n`);
+      return { loop_id: loop.id, iterations: t.iteration_count, inner: this.inner.get(loop.id) ?? 0, statuses: t.iteration_statuses, closed: t.closed_count, closure_rate: t.closure_rate };
+    });
+    const inner = rows.reduce((n, r) => n + r.inner, 0);
+    if (this.options.json) {
+      const record = { type: "run.summary", stopped: end.reason, exit_code: end.code, iterations: end.started, inner_iterations: inner, ...(end.iterations !== undefined ? { iterations_asked: end.iterations } : {}), signals_dropped: end.signalsDropped, stop_timed_out: end.timedOut, loops: rows };
+      this.io.stdout(JSON.stringify(record) + "\n");
+      return;
     }
+    this.io.stdout("\n");
+    for (const r of rows) {
+      if (r.iterations === 0) {
+        this.io.stdout(`${r.loop_id.padEnd(this.width)}  never ran\n`);
+        continue;
+      }
+      const statuses = Object.entries(r.statuses).map(([k, v]) => `${v} ${k}`).join(", ");
+      const asInner = r.inner === 0 ? "" : r.inner === r.iterations ? " as an inner loop" : `, ${r.inner} as an inner loop`;
+      this.io.stdout(`${r.loop_id.padEnd(this.width)}  ${plural(r.iterations, "iteration")}${asInner} (${statuses}), closure rate ${r.closure_rate.toFixed(2)}\n`);
+    }
+    const asked = end.iterations !== undefined ? ` of the ${end.iterations} asked` : "";
+    const within = inner > 0 ? `, and ${plural(inner, "inner-loop iteration")} within them` : "";
+    this.io.stdout(`${plural(end.started, "iteration")}${asked}${within}; ${STOPPED[end.reason] ?? end.reason}\n`);
   }
+}
+
+const STOPPED: Record<string, string> = {
+  once: "every loop ran once",
+  iterations: "stopped after --iterations",
+  duration: "stopped after --duration",
+  interrupted: "stopped by Ctrl-C",
+  starved: "stopped: nothing could trigger another iteration",
+};
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function describeCadence(c: { type: string; params?: Record<string, unknown> }): string {
@@ -147,8 +191,9 @@ function describeCadence(c: { type: string; params?: Record<string, unknown> }):
   }
 }
 
-/** What a trace line says started an iteration the cadence did not fire (a signal, a manual trigger). */
+/** What a trace line says started an iteration: a cadence, an event, a signal, a trigger, an outer loop. */
 function causeOf(cause: Record<string, unknown> | undefined): string {
+  if (typeof cause?.cadence === "string") return cause.cadence;
   if (typeof cause?.signal === "string") return `signal from ${String(cause.source ?? "?").replace(/^loop:/, "").replace("/phase:", "/")}`;
   if (typeof cause?.event === "string") return `event ${cause.event}`;
   if (typeof cause?.trigger === "string") return cause.trigger;

@@ -5,8 +5,8 @@
  *   at_least_once (default)  retried with exponential backoff on the clock until the receiver
  *                            acknowledges it; never lost while the process runs
  *   at_most_once             sent once; a transport failure drops it
- *   exactly_once             as at_least_once, and an envelope id already emitted is never sent
- *                            again (the receiver also deduplicates by id)
+ *   exactly_once             as at_least_once, and a phase signature already emitted is never
+ *                            sent again (the receiver also deduplicates by signature and by id)
  *
  * An acknowledgement "rejected" is final (no such loop, invalid token): the signal is dropped and
  * said so. `max_inflight` (default 1024) bounds the signals not yet acknowledged; when it is
@@ -63,8 +63,10 @@ export class SignalChannel {
   }
 
   async emit(emission: Emission): Promise<void> {
+    // exactly_once: a signature already emitted on this connection is not emitted again (§10.2).
+    if (this.mode === "exactly_once" && this.sent.has(emission.signature)) return;
     const envelope = buildEnvelope(emission);
-    if (this.mode === "exactly_once" && !this.sent.firstTime(envelope.id)) return;
+    if (this.mode === "exactly_once") this.sent.firstTime(emission.signature);
     if (this.closed) {
       await this.o.onEvent({ type: "signal.dropped", emission, envelope, reason: "stopped" });
       return;

@@ -1,9 +1,10 @@
 /**
  * The CloudEvents 1.0 envelope of a signal (§10.1, decisions.md): type
  * `org.opensentience.pulse.<Token>`, source `loop:<loop_id>/phase:<phase_id>`, subject
- * `trace_id:<trace_id>`, an id derived from the connection and the emitting phase's signature (a
- * redelivery keeps it, so receivers recognise it), the W3C traceparent as the distributed-tracing
- * extension, and the token as data. Routing extensions tell the receiving host where it goes.
+ * `trace_id:<trace_id>`, an id derived from the connection, the emitting phase's signature and the
+ * emitting trace (a redelivery keeps it, so receivers recognise it; another emission gets another),
+ * the W3C traceparent as the distributed-tracing extension, and the token as data. Routing
+ * extensions tell the receiving host where it goes.
  *
  * Built as a plain object and validated against schema/tokens/cloudevents-envelope (the same
  * rules the cloudevents SDK applies, and more; the SDK's constructor cost a third of an
@@ -25,6 +26,8 @@ export const EXTENSIONS = {
   toPhase: "pulsetophase",
   workspace: "pulseworkspace",
   connection: "pulseconnection",
+  /** The emitting phase's signature, on exactly_once connections only. */
+  signature: "pulsesignature",
 } as const;
 
 export class EnvelopeInvalidError extends PulseError {
@@ -33,8 +36,14 @@ export class EnvelopeInvalidError extends PulseError {
   }
 }
 
-export function envelopeId(connectionId: string, signature: string): string {
-  return `evt_${blake3Hex(`${connectionId}\n${signature}`).slice(0, 32)}`;
+/**
+ * The id of one emission: its connection, the emitting phase's signature and the emitting
+ * iteration's trace. A redelivery is the same envelope and keeps it; the same phase run again in
+ * another iteration (same signature, other trace) is another event and gets another id, as
+ * CloudEvents requires ("unique for each distinct event" per source).
+ */
+export function envelopeId(connectionId: string, signature: string, traceId: string): string {
+  return `evt_${blake3Hex(`${connectionId}\n${signature}\n${traceId}`).slice(0, 32)}`;
 }
 
 /**
@@ -88,7 +97,7 @@ export function buildEnvelope(e: Emission): PulseCloudEvent {
   if (!Number.isFinite(e.time)) throw new EnvelopeInvalidError(`connection ${e.connection.id}: the emission time ${e.time} is not a time`);
   const envelope = Object.create(BUILT) as Record<string, unknown>;
   envelope.specversion = "1.0";
-  envelope.id = envelopeId(e.connection.id, e.signature);
+  envelope.id = envelopeId(e.connection.id, e.signature, e.traceId);
   envelope.type = `org.opensentience.pulse.${e.token.token}`;
   envelope.source = `loop:${e.loopId}/phase:${e.phaseId}`;
   envelope.subject = `trace_id:${e.traceId}`;
@@ -100,6 +109,8 @@ export function buildEnvelope(e: Emission): PulseCloudEvent {
   envelope.pulseworkspace = e.workspaceId;
   envelope.pulseconnection = e.connection.id;
   if (e.connection.to_phase) envelope.pulsetophase = e.connection.to_phase;
+  // exactly_once: both endpoints deduplicate by the emitting phase's signature (§10.2).
+  if (e.connection.delivery === "exactly_once") envelope.pulsesignature = e.signature;
   envelope.data = data;
   const shape = `${e.loopId}\n${e.phaseId}\n${e.token.token}`;
   if (!routine(e, shape)) {
@@ -111,10 +122,32 @@ export function buildEnvelope(e: Emission): PulseCloudEvent {
   return Object.freeze(envelope) as unknown as PulseCloudEvent;
 }
 
+/**
+ * Longest `id`, `source` and workspace (`pulseworkspace`) a receiver takes, in characters: each is
+ * remembered (dedupe windows, workspace state), so a sender must not be able to make them huge.
+ */
+export const ENVELOPE_LIMITS = { id: 256, source: 512, workspace: 256 } as const;
+
+function checkLengths(e: Record<string, unknown>): void {
+  for (const [name, attribute] of [["id", "id"], ["source", "source"], ["workspace", EXTENSIONS.workspace]] as const) {
+    const v = e[attribute];
+    if (typeof v === "string" && v.length > ENVELOPE_LIMITS[name]) throw new EnvelopeInvalidError(`the envelope's ${attribute} is ${v.length} characters long; a receiver takes at most ${ENVELOPE_LIMITS[name]}`);
+  }
+}
+
+/** Whether an envelope was built (and validated, and frozen) in this process. */
+export function builtHere(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Object.getPrototypeOf(value) === BUILT && Object.isFrozen(value);
+}
+
 /** Validates an arriving envelope and its token; refuses anything else with a clear message. */
 export function readEnvelope(value: unknown): PulseCloudEvent {
-  if (typeof value === "object" && value !== null && Object.getPrototypeOf(value) === BUILT && Object.isFrozen(value)) return value as PulseCloudEvent;
+  if (builtHere(value)) {
+    checkLengths(value as Record<string, unknown>);
+    return value as PulseCloudEvent;
+  }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new EnvelopeInvalidError("a signal must be a CloudEvents envelope (a JSON object)");
+  checkLengths(value as Record<string, unknown>);
   if (!validateEnvelope(value)) throw new EnvelopeInvalidError(`the envelope does not match schema/tokens/cloudevents-envelope.v0.1.json: ${describeErrors(validateEnvelope.errors)}`);
   const envelope = value as unknown as PulseCloudEvent;
   const name = (envelope.data as { token?: unknown }).token;

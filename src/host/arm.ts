@@ -17,10 +17,12 @@ export interface ArmedCadences {
   drivers: CadenceDriver[];
   events: { trigger: string; filter: Expr | undefined }[];
   limiter: RateLimiter | undefined;
+  /** What only the outside can trigger, in words: events, signals, manual triggers. */
+  outside: string[];
 }
 
 export function armCadences(loop: Loop, ctx: (type: string) => CadenceContext, activity: ActivityTracker, streams: Record<string, AsyncIterable<unknown>> | undefined): ArmedCadences {
-  const armed: ArmedCadences = { drivers: [], events: [], limiter: undefined };
+  const armed: ArmedCadences = { drivers: [], events: [], limiter: undefined, outside: [] };
   for (let cadence: Manifest["cadence"] | undefined = loop.compiled.manifest.cadence; cadence; cadence = cadence.fallback) {
     const params = (cadence.params ?? {}) as Record<string, unknown>;
     switch (cadence.type) {
@@ -36,10 +38,15 @@ export function armCadences(loop: Loop, ctx: (type: string) => CadenceContext, a
       case "event": {
         const filter = typeof params.filter === "string" ? parseExpression(params.filter) : undefined;
         armed.events.push({ trigger: String(params.trigger), filter: filter?.ok ? filter.value : undefined });
+        armed.outside.push(`event "${String(params.trigger)}"`);
         break;
       }
       case "manual":
         if (typeof params.rate_limit === "string" && !armed.limiter) armed.limiter = new RateLimiter(loop.id, params.rate_limit);
+        armed.outside.push("a manual trigger");
+        break;
+      case "cross_loop_signal":
+        armed.outside.push(`a signal from ${String(params.from_loop)}${params.from_phase ? `/${String(params.from_phase)}` : ""}`);
         break;
     }
   }

@@ -4,6 +4,7 @@
  * else to the host's human channel. A nested loop's escalation also fails the outer phase that
  * waits for it, so it climbs one level at a time through the outer phases' own directives.
  */
+import { blake3Hex } from "../runtime/signature.js";
 import { formatTraceparent, newSpanId } from "../runtime/trace.js";
 
 export interface EscalationEnvelope {
@@ -33,7 +34,8 @@ export function escalationEnvelope(e: { loopId: string; phaseId: string; traceId
     type: "org.opensentience.pulse.EscalationRequest",
     source: `loop:${e.loopId}/phase:${e.phaseId}`,
     subject: `trace_id:${e.traceId}`,
-    id: `esc_${e.signature.slice(7, 39)}`,
+    // One escalation of one phase run: its signature and its iteration's trace.
+    id: `esc_${blake3Hex(`${e.signature}\n${e.traceId}`).slice(0, 32)}`,
     time: new Date(e.time).toISOString(),
     datacontenttype: "application/json",
     traceparent: formatTraceparent(e.traceId, newSpanId()),

@@ -11,7 +11,7 @@ export type HostEvent =
   | { type: "cadence.fired"; loop_id: string; cadence: string; at: number }
   | { type: "cadence.declined"; loop_id: string; cadence: string; reason: string; at: number }
   | { type: "signal.emitted" | "signal.delivered" | "signal.dropped" | "signal.overflow" | "signal.retrying"; loop_id: string; connection: string; to_loop: string; event_id: string; trace_id: string; detail?: string; /** Why, in words (a dropped signal). */ message?: string; at: number }
-  | { type: "signal.received"; loop_id: string; event_id: string; from: string; outcome: Ack["outcome"]; at: number }
+  | { type: "signal.received"; loop_id: string; event_id: string; from: string; outcome: Ack["outcome"]; /** Why it was rejected. */ reason?: string; at: number }
   | { type: "escalation"; loop_id: string; to: string; phase_id: string; reason: string; at: number };
 
 /** The host's event stream: a failing subscriber never breaks the host. */

@@ -14,6 +14,7 @@ import { Runtime, type LoadOptions, type RuntimeOptions } from "../runtime/runti
 import { initSignatures } from "../runtime/signature.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
 import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver, type Transport } from "../connections/contracts.js";
+import type { DedupeLimits } from "../connections/dedupe.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import { holds, type Expr } from "../grammar/expression/index.js";
 import type { CadenceContext, CadenceDriver } from "./cadence/driver.js";
@@ -49,6 +50,29 @@ export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
    * `transport` too, to whichever host holds the target loop.
    */
   fleet?: FleetGate;
+  /**
+   * Start at most this many iterations in all, whatever starts them (cadences, triggers, events,
+   * signals); inner-loop iterations run inside the outer iteration that waits for them and are
+   * not counted. Past it, cadences decline, triggers throw ITERATIONS_SPENT and arriving signals
+   * are rejected with that reason (`pulse run --iterations`).
+   */
+  maxIterations?: number;
+  /**
+   * Bounds of the window of received signal ids each loop remembers to run every signal once
+   * (default 100,000 ids and 16 MiB per loop; at least half of either is always remembered).
+   */
+  dedupe?: DedupeLimits;
+}
+
+/** What a loop of a host waits for (see Host.waiting). */
+export interface HostWait {
+  loop_id: string;
+  /** In words: "periodic tick (every 1h)", "event \"agent_query\"", "a signal from a.loop". */
+  for: string;
+  /** When it is due, if the host has it scheduled. */
+  due?: number;
+  /** Whether the host fires it itself (a timer, a stream), rather than waiting for the outside. */
+  armed: boolean;
 }
 
 /** How long stop() lets in-flight work finish by default, on the host's clock. */
@@ -76,6 +100,7 @@ export interface StopResult {
 interface Hosted {
   loop: Loop;
   drivers: CadenceDriver[];
+  outside: string[];
   emitters: Map<string, ConnectionEmitter>;
   limiter: RateLimiter | undefined;
   events: { trigger: string; filter: Expr | undefined }[];
@@ -94,6 +119,8 @@ export class Host {
   private readonly plumbing: SignalPlumbing;
   private readonly hooks: ReturnType<typeof hostHooks>;
   private readonly deliveryDeps: DeliveryDeps;
+  /** Iterations started that count against maxIterations. */
+  private admitted = 0;
   private started = false;
   private stopping = false;
   /** Set once stop() has finished, until start(): arriving signals are refused, to be retried. */
@@ -115,7 +142,7 @@ export class Host {
         escalate: (e) => hooks().escalate(e),
       },
     });
-    host = new Host(runtime, options, new SignalPlumbing(options.transport, mutantOf(options), options.fleet !== undefined && options.transport !== undefined));
+    host = new Host(runtime, options, new SignalPlumbing(options.transport, mutantOf(options), options.dedupe, options.fleet !== undefined && options.transport !== undefined));
     return host;
   }
 
@@ -268,7 +295,10 @@ export class Host {
     if (status === "stopped" || status === "paused") return decline(`the loop is ${status}`);
     // A degraded loop is not retried before its open circuits allow a probe: no spinning.
     if (status === "degraded" && !loop.skipsUnavailable && this.clock.now() < loop.retryAt()) return decline(`degraded until ${new Date(loop.retryAt()).toISOString()}`);
+    const spent = this.spent();
+    if (spent) return decline(spent);
     if (this.options.fleet && !(await this.options.fleet.admit(loop.id, request, reason))) return decline("another host of the fleet runs it");
+    this.admitted++;
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {
       const result = await this.tracker.track(loop.id, request.workspace ?? this.workspace, loop.runIteration(request), reason !== "idle");
@@ -279,12 +309,20 @@ export class Host {
     }
   }
 
-  /** A manual trigger (§8.6): runs one iteration now, within the loop's rate_limit. */
+  /**
+   * A manual trigger (§8.6): runs one iteration now, within the loop's rate_limit, in the
+   * request's workspace or else the host's, its cause `{trigger: "manual"}` unless the request
+   * names one.
+   */
   async trigger(loopId: string, request: IterationRequest = {}): Promise<IterationResult> {
     const h = this.required(loopId);
     h.limiter?.admit(this.clock.now());
     if (this.stopping) throw new PulseError("HOST_STOPPING", "the host is stopping: no new iteration starts");
-    return this.tracker.track(loopId, request.workspace ?? this.workspace, h.loop.runIteration(request), true);
+    const spent = this.spent();
+    if (spent) throw new PulseError("ITERATIONS_SPENT", spent);
+    this.admitted++;
+    const workspace = request.workspace ?? this.workspace;
+    return this.tracker.track(loopId, workspace, h.loop.runIteration({ ...request, workspace, cause: request.cause ?? { trigger: "manual" } }), true);
   }
 
   /** An external event (§8.1): every loop whose event cadence names it (and whose filter holds) iterates. */
@@ -308,13 +346,17 @@ export class Host {
     const h = this.hosted.get(loopId);
     if (!h) return { outcome: "rejected", reason: `no loop ${loopId} in this host` };
     if (h.loop.status() === "stopped") return { outcome: "rejected", reason: `loop ${loopId} is stopped` };
+    const spent = this.spent();
+    if (spent) return { outcome: "rejected", reason: spent };
     const verdict = this.plumbing.accept(loopId, envelope);
     if (verdict.outcome !== "accepted") {
-      this.emit({ type: "signal.received", loop_id: loopId, event_id: verdict.id ?? "?", from: verdict.source ?? "?", outcome: verdict.outcome, at: this.clock.now() });
+      this.emit({ type: "signal.received", loop_id: loopId, event_id: verdict.id ?? "?", from: verdict.source ?? "?", outcome: verdict.outcome, ...(verdict.reason ? { reason: verdict.reason } : {}), at: this.clock.now() });
+      if (verdict.conflict) this.note(loopId, `signal refused: ${verdict.reason}`);
       return verdict.outcome === "rejected" ? { outcome: "rejected", reason: verdict.reason ?? "invalid envelope" } : { outcome: verdict.outcome };
     }
     const env = verdict.envelope as PulseCloudEvent;
     const request = signalRequest(h.loop, env, this.workspace);
+    this.admitted++;
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.
     if (h.loop.status() === "paused") {
@@ -324,6 +366,35 @@ export class Host {
     const committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then(() => undefined);
     committed.catch(() => undefined);
     return { outcome: "accepted", committed };
+  }
+
+  /** Why no further iteration may start (maxIterations reached), if so. */
+  private spent(): string | undefined {
+    const max = this.options.maxIterations;
+    return max !== undefined && this.admitted >= max ? `the host's ${max} iteration${max === 1 ? "" : "s"} (maxIterations) have all started` : undefined;
+  }
+
+  /** Whether nothing is in flight: no iteration running, no signal waiting for its acknowledgement. */
+  get quiet(): boolean {
+    return this.tracker.running === 0 && this.plumbing.pending === 0;
+  }
+
+  /**
+   * What each loop waits for: its armed cadences with their next firing when scheduled (a
+   * periodic tick, an idle period), and what only the outside can trigger (events, signals,
+   * manual triggers). A stopped loop waits for nothing.
+   */
+  waiting(): HostWait[] {
+    const out: HostWait[] = [];
+    for (const h of this.hosted.values()) {
+      if (h.loop.status() === "stopped") continue;
+      for (const d of h.drivers) {
+        const w = d.waiting();
+        if (w) out.push({ loop_id: h.loop.id, ...w, armed: true });
+      }
+      for (const what of h.outside) out.push({ loop_id: h.loop.id, for: what, armed: false });
+    }
+    return out;
   }
 
   /** An EscalationRequest (§5.4): to the parent loop if the loop declares one, else the host's human channel. */

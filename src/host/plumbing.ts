@@ -9,8 +9,9 @@ import type { MutantName } from "../runtime/mutants.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import type { Ack, DeliveryEvent, SignalReceiver, Transport } from "../connections/contracts.js";
 import { SignalChannel } from "../connections/channel.js";
-import { DedupeWindow } from "../connections/dedupe.js";
-import { readEnvelope } from "../connections/envelope.js";
+import { DedupeWindow, type DedupeLimits } from "../connections/dedupe.js";
+import { builtHere, EXTENSIONS, readEnvelope } from "../connections/envelope.js";
+import { fingerprintOf } from "../connections/fingerprint.js";
 import { InProcessTransport } from "../transports/in-process.js";
 import type { ConnectionEmitter } from "./signals.js";
 
@@ -20,6 +21,19 @@ export interface Verdict {
   source?: string;
   reason?: string;
   envelope?: PulseCloudEvent;
+  /** The id was seen before with other content. */
+  conflict?: boolean;
+}
+
+/**
+ * What an envelope says: what a redelivery of the same event repeats exactly. An envelope built in
+ * this process is redelivered as the same frozen object, and its id already names its emission
+ * (connection, signature, trace): it needs none, and the same id from elsewhere never matches it.
+ */
+function fingerprint(e: PulseCloudEvent): string {
+  if (builtHere(e)) return "built here";
+  const x = e as unknown as Record<string, unknown>;
+  return fingerprintOf([e.type, e.source, e.subject, e.time, x.dataschema ?? null, x[EXTENSIONS.workspace] ?? null, e.data]);
 }
 
 /** Signals to this host's loops stay in process; others go through `external` (or are refused). */
@@ -54,7 +68,13 @@ export class SignalPlumbing {
   private readonly channels = new Map<ConnectionEmitter, SignalChannel>();
 
   /** `allThroughExternal`: even signals to this host's own loops go through `external` (a fleet's). */
-  constructor(external: Transport | undefined, mutant: MutantName | undefined, allThroughExternal = false) {
+  constructor(
+    external: Transport | undefined,
+    mutant: MutantName | undefined,
+    /** Bounds of each loop's window of received ids (HostOptions.dedupe). */
+    private readonly dedupe: DedupeLimits = {},
+    allThroughExternal = false,
+  ) {
     this.transport = new HostTransport(this.local, this.loops, external, mutant === "drops-signal", allThroughExternal);
   }
 
@@ -63,7 +83,11 @@ export class SignalPlumbing {
     this.local.register(loopId, receiver);
   }
 
-  /** Validates an arriving envelope and says whether the loop has seen its id before. */
+  /**
+   * Validates an arriving envelope and says whether the loop has seen its id before: with the same
+   * content a duplicate, with other content a conflict, rejected with the reason (and not
+   * remembered, so the first event keeps its id).
+   */
   accept(loopId: string, raw: unknown): Verdict {
     let envelope: PulseCloudEvent;
     try {
@@ -73,10 +97,20 @@ export class SignalPlumbing {
     }
     let window = this.windows.get(loopId);
     if (!window) {
-      window = new DedupeWindow();
+      window = new DedupeWindow(this.dedupe);
       this.windows.set(loopId, window);
     }
-    return { outcome: window.firstTime(envelope.id) ? "accepted" : "duplicate", id: envelope.id, source: envelope.source, envelope };
+    const seen = window.see(envelope.id, fingerprint(envelope));
+    if (seen === "conflict") {
+      const reason = `event id ${envelope.id} from ${envelope.source} was received before with other content; an id names one event (CloudEvents), so this one is refused, not taken as a duplicate`;
+      return { outcome: "rejected", id: envelope.id, source: envelope.source, reason, conflict: true };
+    }
+    if (seen === "first") {
+      // exactly_once: an emission of a signature this loop already ran is a duplicate too (§10.2).
+      const signature = (envelope as unknown as Record<string, unknown>)[EXTENSIONS.signature];
+      if (typeof signature === "string" && window.see(`signature ${envelope.source}\n${signature}`) !== "first") return { outcome: "duplicate", id: envelope.id, source: envelope.source, envelope };
+    }
+    return { outcome: seen === "first" ? "accepted" : "duplicate", id: envelope.id, source: envelope.source, envelope };
   }
 
   channel(connection: Connection, clock: Clock, onEvent: (e: DeliveryEvent) => void | Promise<void>, retry?: { baseMs: number; maxMs: number }): ConnectionEmitter {
@@ -84,6 +118,13 @@ export class SignalPlumbing {
     const emitter: ConnectionEmitter = { connection, emit: (emission) => channel.emit(emission) };
     this.channels.set(emitter, channel);
     return emitter;
+  }
+
+  /** Signals sent and not yet acknowledged or dropped, over every channel. */
+  get pending(): number {
+    let n = 0;
+    for (const c of this.channels.values()) n += c.inflight;
+    return n;
   }
 
   async flush(): Promise<void> {

@@ -10,8 +10,14 @@ import type { CompiledPhase } from "./compiled-loop.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { PhaseScope } from "./phase-scope.js";
 
-export interface PhaseContext {
-  input: unknown;
+/**
+ * What a handler is given. `I` is the type of its input, as the handler's author knows it (the
+ * previous phase's output, or the iteration's input): `runtime.handle<{ query: string }>(…)`.
+ * The runtime does not check it; a canonical token's type (`OutcomeSignal`, …) is validated
+ * where tokens are.
+ */
+export interface PhaseContext<I = unknown> {
+  input: I;
   phase: CompiledPhase["phase"];
   loop_id: string;
   workspace_id: string;
@@ -30,7 +36,8 @@ export interface PhaseContext {
   clock: Clock;
 }
 
-export type PhaseHandler = (ctx: PhaseContext) => unknown;
+/** A phase handler: its input typed `I`, its output (JSON data) `O`, returned or resolved. */
+export type PhaseHandler<I = unknown, O = unknown> = (ctx: PhaseContext<I>) => O | Promise<O>;
 
 /** What a handler receives. */
 export class HandlerContext implements PhaseContext {

@@ -2,7 +2,14 @@
  * §5.2: an idempotent phase invoked again with the same signature returns the identical output
  * without re-running side effects, including while the first invocation is still running
  * (concurrent duplicates wait for it). One cache per workspace, so no workspace sees another's
- * outputs; each is bounded so memory stays flat. Bounded by two generations rather than an exact
+ * outputs; each is bounded so memory stays flat.
+ *
+ * A read is replayed only while the world it read is unchanged (decisions.md): an entry of a
+ * phase that read memory and wrote none remembers the workspace's memory generation, which every
+ * committed memory write of the workspace advances; once it has moved, the phase runs again
+ * (it has no side effects to repeat, and its old answer is stale). A phase that wrote replays
+ * regardless: its side effects must not happen twice.
+ * Bounded by two generations rather than an exact
  * LRU list: entries go into the young map; when it is full it becomes the old map and the
  * previous old map is dropped; a hit in the old map moves the entry back to the young one.
  * Everything used within the last `max/2` insertions survives, with no per-hit reordering.
@@ -11,11 +18,15 @@ export interface IdempotencyEntry {
   output: unknown;
   /** Canonical JSON of the output: replays are compared and returned byte-identical. */
   canonical: string;
+  /** For a phase that read memory and wrote none: the workspace's memory generation it read. */
+  readAt?: number;
 }
 
 interface Generations {
   young: Map<string, IdempotencyEntry>;
   old: Map<string, IdempotencyEntry>;
+  /** Committed memory writes of the workspace so far. */
+  world: number;
 }
 
 export class IdempotencyCache {
@@ -31,25 +42,41 @@ export class IdempotencyCache {
     this.generationSize = Math.max(1, Math.floor(maxEntriesPerWorkspace / 2));
   }
 
+  /** The entry to replay, unless there is none or it is a read of a world that has changed since. */
   get(workspace: string, signature: string): IdempotencyEntry | undefined {
     if (this.tenantless) workspace = "*";
     const g = this.workspaces.get(workspace);
     if (!g) return undefined;
-    const young = g.young.get(signature);
-    if (young) return young;
-    const old = g.old.get(signature);
-    if (old) this.put(g, signature, old);
-    return old;
+    let entry = g.young.get(signature);
+    if (!entry) {
+      entry = g.old.get(signature);
+      if (entry) this.put(g, signature, entry);
+    }
+    return entry && (entry.readAt === undefined || entry.readAt === g.world) ? entry : undefined;
   }
 
   set(workspace: string, signature: string, entry: IdempotencyEntry): void {
+    this.put(this.generations(workspace), signature, entry);
+  }
+
+  /** The workspace's memory generation: what a read that wrote nothing records in its entry. */
+  world(workspace: string): number {
+    return this.generations(workspace).world;
+  }
+
+  /** A memory write of the workspace committed: reads cached before it are stale. */
+  worldChanged(workspace: string): void {
+    this.generations(workspace).world++;
+  }
+
+  private generations(workspace: string): Generations {
     if (this.tenantless) workspace = "*";
     let g = this.workspaces.get(workspace);
     if (!g) {
-      g = { young: new Map(), old: new Map() };
+      g = { young: new Map(), old: new Map(), world: 0 };
       this.workspaces.set(workspace, g);
     }
-    this.put(g, signature, entry);
+    return g;
   }
 
   private put(g: Generations, signature: string, entry: IdempotencyEntry): void {

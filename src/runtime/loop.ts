@@ -113,9 +113,9 @@ export class Loop {
   }
 
   /** Registers the handler of one phase of this loop (overrides runtime-wide handlers). */
-  handle(phaseId: string, handler: PhaseHandler): this {
+  handle<I = unknown, O = unknown>(phaseId: string, handler: PhaseHandler<I, O>): this {
     if (!this.compiled.byId.has(phaseId)) throw new PulseError("UNKNOWN_PHASE", `loop ${this.id} has no phase "${phaseId}" (phases: ${this.compiled.phases.map((p) => p.id).join(", ")})`);
-    this.handlers.set(phaseId, handler);
+    this.handlers.set(phaseId, handler as PhaseHandler);
     return this;
   }
 

@@ -185,7 +185,13 @@ export class PhaseRunner {
       }
       const committing = scope.commit();
       if (committing) await committing;
-      if (phase.idempotent) this.o.idempotency.set(it.workspaceId, cacheKey, { output, canonical });
+      const wrote = scope.mutations.length > 0;
+      if (wrote) this.o.idempotency.worldChanged(it.workspaceId);
+      if (phase.idempotent) {
+        // A read that wrote nothing replays only while the world it read is unchanged (idempotency.ts).
+        const entry: IdempotencyEntry = scope.readMemory && !wrote ? { output, canonical, readAt: this.o.idempotency.world(it.workspaceId) } : { output, canonical };
+        this.o.idempotency.set(it.workspaceId, cacheKey, entry);
+      }
       if (act) it.acts.push(act);
       endSpan(span);
       const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: false, mutations: scope.mutations, heldAudit: scope.pendingAudit, ...routing };

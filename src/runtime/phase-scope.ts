@@ -20,7 +20,7 @@ import {
   type TimeSubstrate,
 } from "../substrates/contracts.js";
 import type { CircuitBreaker } from "./circuit-breaker.js";
-import { InvariantViolation } from "./errors.js";
+import { InvariantViolation, PhaseTimeoutError } from "./errors.js";
 import type { MutantName } from "./mutants.js";
 import { newTraceId } from "./trace.js";
 
@@ -54,17 +54,36 @@ export interface Mutation {
   result: unknown;
 }
 
-/** Runs a substrate call through its circuit breaker: only unavailability counts as failure. */
-export async function guarded<T>(breaker: CircuitBreaker, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs a substrate call through its circuit breaker: only unavailability counts as failure. A
+ * call still pending when its phase timed out (`cutoff` aborted with a PhaseTimeoutError) counts
+ * as a failure of that substrate at that moment, whatever it does later: a substrate that hangs
+ * longer than the phase allows is unavailable to it, or the circuit never opens and the loop
+ * spins one timeout per iteration.
+ */
+export async function guarded<T>(breaker: CircuitBreaker, call: () => Promise<T>, cutoff?: { readonly signal: AbortSignal }): Promise<T> {
   breaker.admit();
+  let cut = false;
+  const signal = cutoff?.signal;
+  const onAbort = () => {
+    if (signal?.reason instanceof PhaseTimeoutError) {
+      cut = true;
+      breaker.failed();
+    }
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const result = await call();
-    breaker.succeeded();
+    if (!cut) breaker.succeeded();
     return result;
   } catch (error) {
-    if (error instanceof SubstrateUnavailableError) breaker.failed();
-    else breaker.succeeded(); // it answered: reachable, whatever it said
+    if (!cut) {
+      if (error instanceof SubstrateUnavailableError) breaker.failed();
+      else breaker.succeeded(); // it answered: reachable, whatever it said
+    }
     throw error;
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
   }
 }
 
@@ -72,6 +91,8 @@ export class PhaseScope {
   readonly substrates: BoundSubstrateSet;
   readonly mutations: Mutation[] = [];
   readonly pendingAudit: AuditEvent[] = [];
+  /** Whether the phase read memory (retrieve_context, topology_analyze): its output depends on the world. */
+  readMemory = false;
   private txId: string | undefined;
   private txOpening: Promise<string> | undefined;
   private open = true;
@@ -123,7 +144,7 @@ export class PhaseScope {
       proxy[op] = (args: unknown) => {
         this.ensureOpen(slot, op);
         const fn = (impl as Record<string, (a: unknown, c: CallContext) => Promise<unknown>>)[op] as (a: unknown, c: CallContext) => Promise<unknown>;
-        return guarded(this.breakers[slot] as CircuitBreaker, () => fn.call(impl, args, this.ctx));
+        return guarded(this.breakers[slot] as CircuitBreaker, () => fn.call(impl, args, this.ctx), this.options.abort);
       };
     }
     return proxy;
@@ -138,7 +159,7 @@ export class PhaseScope {
 
   private async transaction(): Promise<string> {
     if (this.txId) return this.txId;
-    this.txOpening ??= guarded(this.breakers.memory, () => this.target.memory.begin_transaction({}, this.ctx)).then((r) => (this.txId = r.tx_id));
+    this.txOpening ??= guarded(this.breakers.memory, () => this.target.memory.begin_transaction({}, this.ctx), this.options.abort).then((r) => (this.txId = r.tx_id));
     return this.txOpening;
   }
 
@@ -149,19 +170,20 @@ export class PhaseScope {
     const refuse = (detail: string) => this.violation(new InvariantViolation("feedback_immutability", this.options.loopId, this.options.phaseId, detail));
     const read = <A, R>(op: string, call: (args: A, ctx: CallContext) => Promise<R>) => async (args: A): Promise<R> => {
       this.ensureOpen("memory", op);
+      this.readMemory = true;
       const ctx = this.txId ? this.withTx(this.txId) : this.ctx;
-      return guarded(breaker, () => call.call(memory, args, ctx));
+      return guarded(breaker, () => call.call(memory, args, ctx), this.options.abort);
     };
     const write = <A, R>(op: string, call: (args: A, ctx: CallContext) => Promise<R>) => async (args: A): Promise<R> => {
       this.ensureOpen("memory", op);
       if (this.options.mutant === "interleaved-writes") {
-        const result = await guarded(breaker, () => call.call(memory, args, this.ctx));
+        const result = await guarded(breaker, () => call.call(memory, args, this.ctx), this.options.abort);
         this.mutations.push({ operation: op, result });
         return result;
       }
       const tx_id = await this.transaction();
       try {
-        const result = await guarded(breaker, () => call.call(memory, args, this.withTx(tx_id)));
+        const result = await guarded(breaker, () => call.call(memory, args, this.withTx(tx_id)), this.options.abort);
         this.mutations.push({ operation: op, result });
         return result;
       } catch (error) {
@@ -222,7 +244,7 @@ export class PhaseScope {
       },
       query_by_trace: (args) => {
         this.ensureOpen("audit", "query_by_trace");
-        return guarded(this.breakers.audit, () => this.target.audit.query_by_trace(args, this.ctx));
+        return guarded(this.breakers.audit, () => this.target.audit.query_by_trace(args, this.ctx), this.options.abort);
       },
     };
   }

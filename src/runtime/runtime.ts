@@ -79,15 +79,18 @@ export class Runtime {
     this.idempotency = new IdempotencyCache(options.idempotencyCacheSize, this.mutant === "tenantless-cache");
   }
 
-  /** Handler for a phase id (in any loop), or `"<loop_id>/<phase_id>"` for one loop only. */
-  handle(phase: string, handler: PhaseHandler): this {
-    this.byPhase.set(phase, handler);
+  /**
+   * Handler for a phase id (in any loop), or `"<loop_id>/<phase_id>"` for one loop only. Type
+   * parameters name its input and output: `runtime.handle<{ query: string }>("retrieve_ctx", …)`.
+   */
+  handle<I = unknown, O = unknown>(phase: string, handler: PhaseHandler<I, O>): this {
+    this.byPhase.set(phase, handler as PhaseHandler);
     return this;
   }
 
   /** Handler for every phase of a kind (`act`) or custom kind (`negotiate`) without its own handler. */
-  handleKind(kind: string, handler: PhaseHandler): this {
-    this.byKind.set(kind, handler);
+  handleKind<I = unknown, O = unknown>(kind: string, handler: PhaseHandler<I, O>): this {
+    this.byKind.set(kind, handler as PhaseHandler);
     return this;
   }
 

@@ -4,25 +4,31 @@
  *   POST {base}/loops/{loop_id}/events
  *   structured mode: Content-Type: application/cloudevents+json, the whole envelope as the body
  *   binary mode:     ce-specversion, ce-type, ce-source, ce-id, ce-subject, ce-time and one
- *                    ce-<name> header per extension, values percent-encoded; Content-Type:
- *                    application/json; the token as the body
- *   both modes:      the W3C `traceparent` header carries the emitting iteration's trace
+ *                    ce-<name> header per extension (ce-traceparent included), values
+ *                    percent-encoded; Content-Type: application/json; the token as the body
+ *   both modes:      the W3C `traceparent` header carries the emitting iteration's trace too
  *
- * Replies: 200 {"outcome":"accepted"|"duplicate"}; 400 malformed request; 404 unknown route;
- * 503 the receiving host is stopped (retried by the sender);
+ * Replies: 200 {"outcome":"accepted"|"duplicate"}; 400 malformed request; 401 a missing or
+ * wrong token; 404 unknown route; 503 the receiving host is stopped (retried by the sender);
  * 413 body too large; 422 {"error":{"code","message"}} the receiver rejected the signal (an
- * invalid envelope or token, a loop it does not run). 4xx is final for the sender, except 408 and
- * 429; those, 5xx, a refused connection or a timeout are a TransportError, which at-least-once
- * delivery retries. 3xx is not followed: it is final too.
+ * invalid envelope or token, a loop it does not run). Any other 2xx (a foreign receiver's bare
+ * 202) is delivery: the CloudEvents binding asks no body of it. 4xx is final for the sender,
+ * except 408 and 429; those, 5xx, a refused connection or a timeout are a TransportError, which
+ * at-least-once delivery retries. 3xx is not followed: it is final too, naming the location.
  *
  * The SDK's own HTTP emitter has no timeout and sets no traceparent header, hence this module. It
  * sends with node:http and a keep-alive agent: global fetch cost about three times as much per
  * signal (bench/signals.bench.ts).
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Ack, Transport } from "../connections/contracts.js";
 import { ReceiverUnavailableError, TransportError } from "../connections/contracts.js";
+import { readBoundedText } from "./bounded-body.js";
+import { isLoopback } from "./loopback.js";
+
+export { isLoopback } from "./loopback.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 
 export interface HttpTransportOptions {
@@ -35,11 +41,15 @@ export interface HttpTransportOptions {
   agents?: { http?: HttpAgent; https?: HttpsAgent };
   /** Send with this fetch instead (custom dispatchers); node:http with keep-alive is ≈ 3× faster. */
   fetch?: typeof fetch;
+  /** The receivers' shared token, sent as `Authorization: Bearer <token>` (SignalServerOptions.token). */
+  token?: string;
 }
 
 interface Reply {
   status: number;
   text: string;
+  /** The Location of a redirect. */
+  location?: string | undefined;
 }
 
 class Timeout extends Error {
@@ -94,6 +104,7 @@ export class HttpTransport implements Transport {
     const base = this.o.routes[toLoop];
     if (!base) return { outcome: "rejected", reason: `no route to loop ${toLoop} (pulse run --route ${toLoop}=http://host:port)` };
     const { headers, body } = this.o.mode === "binary" ? binary(envelope) : structured(envelope);
+    if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
     const timeoutMs = this.o.timeoutMs ?? 5_000;
     let response: Reply;
     try {
@@ -109,13 +120,11 @@ export class HttpTransport implements Transport {
       const parsed: unknown = JSON.parse(text);
       if (parsed !== null && typeof parsed === "object") reply = parsed;
     } catch {
-      // An unreadable 2xx body is the receiver's fault; treat below.
+      // A foreign receiver's body (or none): its status says what happened.
     }
-    if (status === 200 && (reply.outcome === "accepted" || reply.outcome === "duplicate")) return { outcome: reply.outcome };
-    if (status >= 200 && status < 300) {
-      const body = text.trim() === "" ? "an empty body" : JSON.stringify(text.slice(0, 120));
-      throw new TransportError(`signal ${envelope.id} to ${toLoop}: HTTP ${status} with ${body}, not {"outcome":"accepted"|"duplicate"}`);
-    }
+    // Any 2xx is delivery (a CloudEvents receiver need not answer with a body); ours says duplicate.
+    if (status >= 200 && status < 300) return { outcome: reply.outcome === "duplicate" ? "duplicate" : "accepted" };
+    if (status >= 300 && status < 400) return { outcome: "rejected", reason: `HTTP ${status} redirecting to ${JSON.stringify(response.location ?? null)}, not followed: route ${toLoop} to the receiver itself` };
     return { outcome: "rejected", reason: typeof reply.error?.message === "string" ? reply.error.message : `HTTP ${status}` };
   }
 
@@ -145,7 +154,7 @@ export class HttpTransport implements Transport {
         res.on("error", fail);
         res.on("end", () => {
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), location: res.headers.location });
         });
       });
       req.end(body);
@@ -153,8 +162,10 @@ export class HttpTransport implements Transport {
   }
 
   private async viaFetch(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Reply> {
-    const response = await (this.o.fetch as typeof fetch)(url, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await response.text().catch(() => "") };
+    const response = await (this.o.fetch as typeof fetch)(url, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
+    // Replies are small JSON documents: a longer one is not read (and then fails to parse).
+    const text = await readBoundedText(response, MAX_REPLY).catch(() => "");
+    return { status: response.status, text, location: response.headers.get("location") ?? undefined };
   }
 }
 
@@ -169,8 +180,10 @@ export function binary(envelope: PulseCloudEvent): { headers: Record<string, str
   const headers: Record<string, string> = { "content-type": envelope.datacontenttype ?? "application/json" };
   for (const [name, value] of Object.entries(envelope)) {
     if (name === "data" || name === "datacontenttype" || value === undefined) continue;
+    // Every attribute and extension is its own ce- header (the distributed-tracing one too, so a
+    // receiver rebuilding the event keeps it); the trace also goes as the W3C header itself.
+    headers[`ce-${name}`] = encodeHeaderValue(String(value));
     if (name === "traceparent") headers.traceparent = String(value);
-    else headers[`ce-${name}`] = encodeHeaderValue(String(value));
   }
   return { headers, body: JSON.stringify(envelope.data) };
 }
@@ -180,27 +193,60 @@ export type SignalHandler = (loopId: string, envelope: unknown) => Promise<Ack>;
 
 export interface SignalServer {
   server: Server;
+  /** Binds 127.0.0.1 by default; any other address needs a token (SignalServerOptions.token). */
   listen(port?: number, host?: string): Promise<{ url: string }>;
   close(): Promise<void>;
 }
 
-export function createSignalServer(handle: SignalHandler, options: { maxBodyBytes?: number } = {}): SignalServer {
-  const maxBody = options.maxBodyBytes ?? 1 << 20;
-  const server = createServer((req, res) => void serve(req, res, handle, maxBody));
+export interface SignalServerOptions {
+  /** Largest request body (default 1 MiB): a larger one is answered 413, a declared one before it is read. */
+  maxBodyBytes?: number;
+  /**
+   * A shared secret senders present as `Authorization: Bearer <token>` (HttpTransportOptions.token,
+   * pulse run --token). Without it the server only binds loopback; with it, every request must
+   * carry it, loopback included.
+   */
+  token?: string;
+}
+
+export const DEFAULT_MAX_SIGNAL_BYTES = 1 << 20;
+
+
+export function createSignalServer(handle: SignalHandler, options: SignalServerOptions = {}): SignalServer {
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_SIGNAL_BYTES;
+  if (options.token !== undefined && options.token.length < 16) throw new TypeError("a signal server's token must be at least 16 characters (e.g. openssl rand -hex 32)");
+  const expected = options.token === undefined ? undefined : createHash("sha256").update(`Bearer ${options.token}`).digest();
+  const server = createServer((req, res) => void serve(req, res, handle, maxBody, expected));
   server.keepAliveTimeout = 5_000;
   return {
     server,
     listen: (port = 0, host = "127.0.0.1") =>
       new Promise((resolve, reject) => {
+        if (!isLoopback(host) && expected === undefined) {
+          reject(new Error(`a signal server binding ${host} (beyond loopback) needs a token: anyone who can reach it could post signals`));
+          return;
+        }
         server.once("error", reject);
         server.listen(port, host, () => {
           const address = server.address();
           const p = typeof address === "object" && address ? address.port : port;
-          resolve({ url: `http://${host}:${p}` });
+          resolve({ url: `http://${host.includes(":") ? `[${host}]` : host}:${p}` });
         });
       }),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   };
+}
+
+/** Whether the request carries the token: compared as hashes, in constant time. */
+function authorized(req: IncomingMessage, expected: Buffer | undefined): boolean {
+  if (expected === undefined) return true;
+  const given = req.headers.authorization;
+  if (typeof given !== "string") return false;
+  return timingSafeEqual(createHash("sha256").update(given).digest(), expected);
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
@@ -209,23 +255,44 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** The body as text, or undefined past `max` bytes (events: a stream's async iterator costs more). */
+/**
+ * The body as text, or undefined past `max` bytes. A declared Content-Length over `max` is
+ * refused before a byte is read, and a body that grows past it is not buffered further.
+ */
 function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > max) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= max) chunks.push(chunk);
-    });
+      if (size <= max) return void chunks.push(chunk);
+      req.off("data", onData);
+      resolve(undefined);
+    };
+    req.on("data", onData);
     req.on("end", () => resolve(size > max ? undefined : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, handle: SignalHandler, maxBody: number): Promise<void> {
+/** Answers 413 at once and closes the connection after it, discarding what still arrives. */
+function tooLarge(req: IncomingMessage, res: ServerResponse, max: number): void {
+  req.on("data", () => {});
+  res.setHeader("connection", "close");
+  res.once("finish", () => setTimeout(() => req.socket.destroy(), 1_000).unref());
+  reply(res, 413, { error: { code: "TOO_LARGE", message: `a signal may be at most ${max} bytes` } });
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse, handle: SignalHandler, maxBody: number, token: Buffer | undefined): Promise<void> {
   const bad = (message: string) => reply(res, 400, { error: { code: "BAD_REQUEST", message } });
   try {
+    if (!authorized(req, token)) {
+      req.resume();
+      res.setHeader("www-authenticate", 'Bearer realm="pulse signals"');
+      return reply(res, 401, { error: { code: "UNAUTHORIZED", message: "this receiver needs its token: Authorization: Bearer <token> (pulse run --token)" } });
+    }
     const m = /^\/loops\/([^/]+)\/events$/.exec((req.url ?? "").split("?")[0] as string);
     if (!m) return reply(res, 404, { error: { code: "NOT_FOUND", message: "signals go to POST /loops/{loop_id}/events" } });
     if (req.method !== "POST") return reply(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "use POST" } });
@@ -236,7 +303,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, handle: SignalHa
       return bad("the loop id in the path is not percent-encoded UTF-8");
     }
     const body = await readBody(req, maxBody);
-    if (body === undefined) return reply(res, 413, { error: { code: "TOO_LARGE", message: `a signal may be at most ${maxBody} bytes` } });
+    if (body === undefined) return tooLarge(req, res, maxBody);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);

@@ -57,16 +57,19 @@ describe("pulse run", () => {
     expect(jsonLines(r.stdout).filter((e) => e.type === "iteration.finished")).toHaveLength(1);
   });
 
-  it("--iterations N across many loops: N iterations are triggered; only signals those sent start more", () => {
-    for (const n of [1, 3]) {
+  it("--iterations N across many loops: exactly N iterations start in all, signals included; inner-loop iterations are not counted", () => {
+    for (const n of [1, 3, 12]) {
       const r = runBin("pulse", ["run", "manifests/", "--iterations", String(n), "--json"]);
-      expect(r.code).toBe(0);
-      const started = jsonLines(r.stdout).filter((e) => e.type === "iteration.started");
-      expect(started.filter((e) => !e.cause?.signal), `--iterations ${n}`).toHaveLength(n);
-      const traces = new Set(started.map((e) => e.trace_id));
-      // Every extra one was started by a signal that one of the N (or their receivers) emitted.
-      for (const e of started.filter((x) => x.cause?.signal)) expect(traces.has(e.cause.trace_id), JSON.stringify(e.cause)).toBe(true);
-      expect(jsonLines(r.stdout).filter((e) => e.type === "iteration.finished")).toHaveLength(started.length);
+      expect(r.code, r.stderr).toBe(0);
+      const events = jsonLines(r.stdout);
+      const started = events.filter((e) => e.type === "iteration.started");
+      expect(started.filter((e) => typeof e.cause?.inner_of !== "string"), `--iterations ${n}`).toHaveLength(n);
+      expect(events.filter((e) => e.type === "iteration.finished")).toHaveLength(started.length);
+      const summary = events.at(-1) as Record<string, any>;
+      expect(summary).toMatchObject({ type: "run.summary", stopped: "iterations", exit_code: 0, iterations: n, iterations_asked: n });
+      expect(summary.loops.reduce((sum: number, l: { iterations: number; inner: number }) => sum + l.iterations - l.inner, 0)).toBe(n);
+      // Signals arriving once the N are spent are refused with the reason, never run silently.
+      for (const d of events.filter((e) => e.type === "signal.dropped")) expect(d.message).toMatch(/iterations \(maxIterations\) have all started|not in this host/);
     }
   });
 
@@ -113,11 +116,16 @@ describe("pulse run", () => {
     }
   });
 
-  it("runs on the cadence for --duration: a 2s periodic loop iterates again within 2.5s", () => {
-    const r = runBin("pulse", ["run", "manifests/examples/hello.loop.yaml", "--duration", "2500ms", "--json"]);
+  it("runs on the cadence for --duration: a 2s periodic loop iterates again within 2.5s; with --json every iteration.started names its cause, and a summary record ends the run", () => {
+    const r = runBin("pulse", ["run", "manifests/examples", "--duration", "2500ms", "--json"]);
     expect(r.code).toBe(0);
-    const finished = jsonLines(r.stdout).filter((e) => e.type === "iteration.finished");
+    const events = jsonLines(r.stdout);
+    const finished = events.filter((e) => e.type === "iteration.finished" && e.loop_id === "examples.hello");
     expect(finished.length).toBeGreaterThanOrEqual(2);
+    const causes = events.filter((e) => e.type === "iteration.started").map((e) => e.cause);
+    expect(causes).toEqual(expect.arrayContaining([{ trigger: "kickoff" }, expect.objectContaining({ cadence: "periodic", scheduled_at: expect.any(String) }), expect.objectContaining({ signal: expect.any(String), source: "loop:examples.hello/phase:learn" })]));
+    expect(causes.every((c) => c !== undefined)).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: "run.summary", stopped: "duration", exit_code: 0, signals_dropped: 0 });
   });
 
   it("refuses an invalid manifest with positioned diagnostics and exit 1, running nothing", () => {

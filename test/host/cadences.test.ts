@@ -34,14 +34,32 @@ describe("periodic (§8.2)", () => {
     host.start();
     await clock.advance(10_000);
     expect(most).toBe(1);
-    // Ticks at 0 (runs to 2.5s), 3s (to 5.5s), 6s (to 8.5s), 9s: the ticks in between are skipped.
-    expect(finished().map((e) => e.at - start)).toEqual([2_500, 5_500, 8_500]);
-    expect(events.filter((e) => e.type === "cadence.fired").map((e) => e.at - start)).toEqual([0, 3_000, 6_000, 9_000]);
-    // The iteration fired at 9s is still sleeping: a graceful stop waits for it on virtual time.
+    // Ticks at 1s (runs to 3.5s), 4s (to 6.5s), 7s (to 9.5s), 10s: the ticks in between are skipped.
+    expect(finished().map((e) => e.at - start)).toEqual([3_500, 6_500, 9_500]);
+    expect(events.filter((e) => e.type === "cadence.fired").map((e) => e.at - start)).toEqual([1_000, 4_000, 7_000, 10_000]);
+    // The iteration fired at 10s is still sleeping: a graceful stop waits for it on virtual time.
     const stopping = host.stop();
-    await clock.advance(2_000);
+    await clock.advance(2_500);
     await stopping;
-    expect(finished().map((e) => e.at - start)).toEqual([2_500, 5_500, 8_500, 11_500]);
+    expect(finished().map((e) => e.at - start)).toEqual([3_500, 6_500, 9_500, 12_500]);
+  });
+
+  it("fires first one interval after start when the manifest sets no phase_offset (a weekly loop does not run at start)", async () => {
+    const { host, clock, finished, events } = await hostOn();
+    await host.load(loopManifest("t.weekly", (m) => (m.cadence = { type: "periodic", params: { interval: "weekly" }, fallback: { type: "manual" } })));
+    await host.load(loopManifest("t.hourly", (m) => (m.cadence = { type: "periodic", params: { interval: "1h", phase_offset: "0s" } })));
+    const start = clock.now();
+    host.start();
+    await clock.advance(3_599_999);
+    expect(finished()).toHaveLength(0);
+    await clock.advance(1);
+    expect(finished().map((e) => `${e.loop_id} ${e.at - start}`)).toEqual(["t.hourly 3600000"]);
+    await clock.advance(7 * 86_400_000 - 3_600_000);
+    expect(finished("t.weekly").map((e) => e.at - start)).toEqual([7 * 86_400_000]);
+    // Each periodic iteration names its cause, as a trace or a log line shows it.
+    const started = events.find((e) => e.type === "iteration.started" && e.loop_id === "t.weekly");
+    expect(started).toMatchObject({ cause: { cadence: "periodic", scheduled_at: new Date(start + 7 * 86_400_000).toISOString() } });
+    await host.stop();
   });
 });
 
@@ -103,6 +121,33 @@ describe("manual (§8.6)", () => {
   });
 });
 
+describe("the host's workspace", () => {
+  it("reaches the runtime: a trigger without a workspace runs in the host's, audited there; one that names a workspace runs in that", async () => {
+    const { host, events } = await hostOn({ workspace: "ws_h" });
+    const loop = await host.load(loopManifest("t.ws", (m) => (m.cadence = { type: "manual" })));
+    const seen: string[] = [];
+    loop.handle("fetch", ({ workspace_id }) => (seen.push(workspace_id), {}));
+    const r = await host.trigger("t.ws");
+    expect(r.workspace_id).toBe("ws_h");
+    expect((await host.trigger("t.ws", { workspace: "ws_other" })).workspace_id).toBe("ws_other");
+    expect(seen).toEqual(["ws_h", "ws_other"]);
+    expect(loop.snapshot("ws_h").iterations).toBe(1);
+    expect(loop.snapshot("default").iterations).toBe(0);
+    // A manual trigger names its cause unless the caller gives one.
+    expect(events.filter((e) => e.type === "iteration.started").map((e) => (e as { cause?: unknown }).cause)).toEqual([{ trigger: "manual" }, { trigger: "manual" }]);
+    await host.stop();
+  });
+
+  it("reaches cadence-triggered iterations too (periodic, on virtual time)", async () => {
+    const { host, clock, finished } = await hostOn({ workspace: "ws_p" });
+    await host.load(loopManifest("t.pws", (m) => (m.cadence = { type: "periodic", params: { interval: "1s" } })));
+    host.start();
+    await clock.advance(1_000);
+    expect(finished().map((e) => e.workspace_id)).toEqual(["ws_p"]);
+    await host.stop();
+  });
+});
+
 describe("streaming (§8.3)", () => {
   it("iterates per batch_size values and flushes the last partial batch", async () => {
     async function* ticks() {
@@ -148,7 +193,7 @@ describe("graceful stop", () => {
     const loop = await host.load(loopManifest("t.stop", (m) => (m.cadence = { type: "periodic", params: { interval: "1s" } })));
     loop.handle("fetch", async ({ clock: c }) => (await c.sleep(500), {}));
     host.start();
-    await clock.advance(100);
+    await clock.advance(1_100);
     const stopping = host.stop();
     await clock.advance(400);
     await stopping;

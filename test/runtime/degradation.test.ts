@@ -127,3 +127,50 @@ describe("multi-tenant isolation (§12 test 10)", () => {
     expect(substrates.memory.inspect("tenant_b").nodes.map((n) => n.node.content)).toEqual(["secret of tenant_b"]);
   });
 });
+
+describe("a substrate that hangs longer than the phase allows", () => {
+  async function hanging(timeoutMs: number) {
+    const clock = new VirtualClock(0);
+    const runtime = await createRuntime({ clock, circuit: { failureThreshold: 3, cooldownMs: 60_000 } });
+    for (const [kind, h] of Object.entries(validHandlers())) runtime.handleKind(kind, h);
+    const faults = withFaults(inMemorySubstrates());
+    const loop = await runtime.load(manifestWith((m) => (m.phases[0].timeout_ms = timeoutMs)), { substrates: faults.substrates });
+    loop.handle("fetch", async ({ substrates, clock: c }) => {
+      await c.sleep(40); // some work of its own before it reads
+      return (await substrates.memory.retrieve_context({ query: "q" }), {});
+    });
+    return { clock, loop, faults };
+  }
+
+  it("counts every call the phase timeout cut off as a failure of that substrate: the circuit opens, and the loop stops spinning", async () => {
+    const { clock, loop, faults } = await hanging(100);
+    faults.fail("memory", "hang");
+    const statuses: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const running = loop.runIteration();
+      await clock.advance(100);
+      const r = await running;
+      statuses.push(`${r.status} ${r.error?.code}`);
+    }
+    expect(statuses).toEqual(["failed PHASE_TIMEOUT", "failed PHASE_TIMEOUT", "failed PHASE_TIMEOUT"]);
+    expect(loop.circuit("memory")).toBe("open");
+    // The next iteration fails fast without calling the substrate, and the loop is degraded.
+    const calls = faults.calls.memory.retrieve_context;
+    const running = loop.runIteration();
+    await clock.advance(40);
+    const r = await running;
+    expect(r).toMatchObject({ status: "degraded", error: { code: "CIRCUIT_OPEN" } });
+    expect(faults.calls.memory.retrieve_context).toBe(calls);
+  });
+
+  it("the near miss: a slow call that answers within the phase's timeout is no failure", async () => {
+    const { clock, loop, faults } = await hanging(100);
+    for (let i = 0; i < 5; i++) {
+      const running = loop.runIteration();
+      await clock.advance(100);
+      expect((await running).status).toBe("completed");
+    }
+    expect(loop.circuit("memory")).toBe("closed");
+    expect(faults.calls.memory.retrieve_context).toBe(5);
+  });
+});

@@ -10,8 +10,12 @@ describe("examples/quickstart.ts (the runnable example of docs/runtime.md)", () 
     expect(r.status).toBe(0);
     expect(r.stdout.match(/-> completed, closed, trace [0-9a-f]{32}, \d+ audit events/g)).toHaveLength(3);
     expect(r.stdout).toContain("iterations 3, closure rate 1");
-    // What it shows: a replay on the repeated query, and an act grounded on what was retrieved.
-    expect(r.stdout).toMatch(/iteration 2: query "answer"\n {2}retrieve_ctx +replayed/);
+    // What it shows: the repeated query reads again, since the first act wrote to memory, and is
+    // grounded on that answer; the same read with nothing written in between is replayed.
+    expect(r.stdout).toMatch(/iteration 2: query "answer"\n {2}retrieve_ctx +completed\n/);
+    expect(r.stdout).toMatch(/\(act stores node_1, grounded on nothing retrieved yet\)/);
+    expect(r.stdout).toMatch(/\(act stores node_2, grounded on node_1\)/);
     expect(r.stdout).toMatch(/\(act stores node_3, grounded on node_1\)/);
+    expect(r.stdout).toMatch(/nothing written in between:\n {2}retrieve_ctx +completed\n {2}retrieve_ctx +replayed/);
   });
 });

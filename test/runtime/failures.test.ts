@@ -214,6 +214,49 @@ describe("idempotency (§5.2)", () => {
     expect(b.phases[0]!.status).toBe("completed");
   });
 
+  it("replays a read only while the world it read is unchanged: after a committed memory write of its workspace the read runs again", async () => {
+    const { loop } = await setup(idem);
+    let reads = 0;
+    loop.handle("fetch", async ({ input, substrates: s }) => {
+      reads++;
+      const { nodes } = await s.memory.retrieve_context({ query: (input as { query: string }).query });
+      return { found: nodes.map((n) => n.content) };
+    });
+    loop.handle("apply", async ({ substrates: s, iteration }) => (await s.memory.store_node({ node: { content: `q answer ${iteration}` } }), { causal_parent_ids: [] }));
+    const first = await loop.runIteration({ workspace: "w", input: { query: "q" } });
+    expect(first.phases[0]).toMatchObject({ status: "completed" });
+    // The act of iteration 1 wrote to memory: the same read again is not a duplicate of a stale one.
+    const second = await loop.runIteration({ workspace: "w", input: { query: "q" } });
+    expect(second.phases[0]).toMatchObject({ status: "completed", signature: first.phases[0]!.signature });
+    expect(second.phases.find((p) => p.phase_id === "decide")).toBeDefined();
+    expect(reads).toBe(2);
+    // Nothing written since (a direct invocation runs the read alone): the duplicate replays.
+    const again = await loop.invokePhase("fetch", { workspace: "w", input: { query: "q" } });
+    const twice = await loop.invokePhase("fetch", { workspace: "w", input: { query: "q" } });
+    expect(again.outcome).toMatchObject({ kind: "completed", replayed: false, output: { found: ["q answer 1", "q answer 2"] } });
+    expect(twice.outcome).toMatchObject({ kind: "completed", replayed: true, output: { found: ["q answer 1", "q answer 2"] } });
+    expect(reads).toBe(3);
+    // A write in another workspace leaves this workspace's reads replayable.
+    await loop.runIteration({ workspace: "other", input: { query: "q" } });
+    expect((await loop.invokePhase("fetch", { workspace: "w", input: { query: "q" } })).outcome).toMatchObject({ replayed: true });
+  });
+
+  it("a phase that wrote replays even after later writes: its side effects never happen twice", async () => {
+    const { loop, substrates } = await setup(idem);
+    let runs = 0;
+    loop.handle("fetch", async ({ substrates: s }) => {
+      runs++;
+      await s.memory.retrieve_context({ query: "" });
+      await s.memory.store_node({ node: { content: `fetched ${runs}` } });
+      return { runs };
+    });
+    await loop.runIteration({ workspace: "w", input: { query: "q" } });
+    const second = await loop.runIteration({ workspace: "w", input: { query: "q" } });
+    expect(second.phases[0]).toMatchObject({ status: "replayed" });
+    expect(runs).toBe(1);
+    expect(substrates.memory.inspect("w").nodes.filter((n) => String(n.node.content).startsWith("fetched"))).toHaveLength(1);
+  });
+
   it("does not cache a failure: the next invocation runs again", async () => {
     const { loop } = await setup(idem);
     let runs = 0;

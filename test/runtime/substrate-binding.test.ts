@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { inMemorySubstrates } from "../../adapters/memory/index.js";
 import { createSubstrateServer } from "../../adapters/http/server.js";
@@ -99,5 +101,22 @@ describe("binding substrates by URI", () => {
     expect(results.map((r) => r.status)).toEqual(["degraded", "degraded", "degraded", "degraded"]);
     expect(results.at(-1)!.error?.code).toBe("CIRCUIT_OPEN");
     expect(loop.status()).toBe("degraded");
+  });
+
+  it("degrades when the HTTP substrate hangs longer than the phase's timeout_ms (shorter than the client's 5 s): cut-off calls open the circuit", async () => {
+    const hung: ServerResponse[] = [];
+    const server = createServer((_req, res) => void hung.push(res)); // reads the call, never answers
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    closers.push(() => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const runtime = await createRuntime({ circuit: { failureThreshold: 3, cooldownMs: 60_000 } });
+    for (const [k, h] of Object.entries(validHandlers())) runtime.handleKind(k, h);
+    const loop = await runtime.load(manifestWith((m) => ((m.substrates.memory = url), (m.phases[0].timeout_ms = 50))));
+    loop.handle("fetch", async ({ substrates }) => (await substrates.memory.retrieve_context({ query: "q" }), {}));
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await loop.runIteration());
+    expect(results.map((r) => r.error?.code)).toEqual(["PHASE_TIMEOUT", "PHASE_TIMEOUT", "PHASE_TIMEOUT", "CIRCUIT_OPEN", "CIRCUIT_OPEN"]);
+    expect(loop.status()).toBe("degraded");
+    expect(hung).toHaveLength(3); // the open circuit kept the last two from the wire
   });
 });

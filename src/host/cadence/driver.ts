@@ -22,8 +22,18 @@ export interface CadenceContext {
   origin?: number;
 }
 
+/** What an armed cadence waits for, and when it fires next if it knows. */
+export interface CadenceWait {
+  /** In words, e.g. "periodic tick (every 1h)". */
+  for: string;
+  /** Clock time of the next firing, when it is scheduled. */
+  due?: number;
+}
+
 export interface CadenceDriver {
   readonly type: string;
   start(): void;
   stop(): void;
+  /** What it is waiting for at this moment; undefined when it cannot fire again on its own (stopped, quota used, stream ended). */
+  waiting(): CadenceWait | undefined;
 }

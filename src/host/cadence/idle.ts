@@ -77,6 +77,14 @@ export class IdleCadence implements CadenceDriver {
     this.unsubscribe?.();
   }
 
+  waiting(): { for: string; due?: number } | undefined {
+    if (this.stopped) return undefined;
+    const what = `idle (${this.minIdleMs} ms without an iteration in the host)`;
+    // Its quota for this idle period is used: only an iteration elsewhere starts a new period.
+    if (this.period === this.activity.period && this.ranInPeriod >= this.maxPerIdle) return undefined;
+    return this.activity.busy ? { for: what } : { for: what, due: this.activity.since + this.minIdleMs };
+  }
+
   private arm(): void {
     if (this.stopped) return;
     this.cancel?.();
@@ -92,7 +100,8 @@ export class IdleCadence implements CadenceDriver {
     }
     while (this.ranInPeriod < this.maxPerIdle && !this.stopped && this.period === this.activity.period) {
       this.ranInPeriod++;
-      await this.ctx.run({ workspace: this.ctx.workspace, input: { cadence: "idle", idle_since: new Date(this.activity.since).toISOString() } }, "idle");
+      const idle_since = new Date(this.activity.since).toISOString();
+      await this.ctx.run({ workspace: this.ctx.workspace, input: { cadence: "idle", idle_since }, cause: { cadence: "idle", idle_since } }, "idle");
     }
   }
 }

@@ -12,6 +12,7 @@ export class StreamingCadence implements CadenceDriver {
   private readonly batchSize: number;
   private stopped = true;
   private iterator: AsyncIterator<unknown> | undefined;
+  private ended = false;
   /** Resolves when the stream is consumed (or the cadence stopped). */
   done: Promise<void> = Promise.resolve();
 
@@ -30,6 +31,7 @@ export class StreamingCadence implements CadenceDriver {
       return;
     }
     this.stopped = false;
+    this.ended = false;
     this.iterator = this.source[Symbol.asyncIterator]();
     this.done = this.consume(this.iterator);
   }
@@ -37,6 +39,10 @@ export class StreamingCadence implements CadenceDriver {
   stop(): void {
     this.stopped = true;
     void this.iterator?.return?.();
+  }
+
+  waiting(): { for: string } | undefined {
+    return this.stopped || this.ended || !this.source ? undefined : { for: `the next ${this.batchSize === 1 ? "value" : `${this.batchSize} values`} of stream ${this.uri}` };
   }
 
   private async consume(iterator: AsyncIterator<unknown>): Promise<void> {
@@ -48,13 +54,15 @@ export class StreamingCadence implements CadenceDriver {
         if (next.done) break;
         batch.push(next.value);
         if (batch.length >= this.batchSize) {
-          await this.ctx.run({ workspace: this.ctx.workspace, input: { stream: this.uri, batch } }, "streaming");
+          await this.ctx.run({ workspace: this.ctx.workspace, input: { stream: this.uri, batch }, cause: { cadence: "streaming", stream: this.uri } }, "streaming");
           batch = [];
         }
       }
-      if (batch.length > 0 && !this.stopped) await this.ctx.run({ workspace: this.ctx.workspace, input: { stream: this.uri, batch } }, "streaming");
+      if (batch.length > 0 && !this.stopped) await this.ctx.run({ workspace: this.ctx.workspace, input: { stream: this.uri, batch }, cause: { cadence: "streaming", stream: this.uri } }, "streaming");
     } catch (error) {
       this.ctx.note(`stream ${this.uri} of ${this.ctx.loop.id} failed: ${(error as Error)?.message ?? String(error)}`);
+    } finally {
+      this.ended = true;
     }
   }
 }
