@@ -145,9 +145,11 @@ export class LoopConsumer {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    await this.messages?.close().catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.inflight]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    // Closing asks the server to stop sending: with the server unreachable it would never answer.
+    await Promise.race([this.messages?.close().catch(() => undefined), deadline]);
+    await Promise.race([Promise.allSettled([...this.inflight]), deadline]);
     clearTimeout(timer);
   }
 }

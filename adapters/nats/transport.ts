@@ -169,8 +169,9 @@ export class NatsTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.consumers.map((c) => c.stop(timeoutMs)));
-    await this.connection.drain().catch(() => undefined);
-    await this.connection.close().catch(() => undefined);
+    // Draining flushes what is buffered; with the server unreachable it would wait for ever.
+    await bounded(this.connection.drain().catch(() => undefined), timeoutMs);
+    await bounded(this.connection.close().catch(() => undefined), timeoutMs);
   }
 }
 
@@ -178,4 +179,11 @@ function describe(error: unknown): string {
   const e = error as { code?: string; message?: string; cause?: { message?: string } };
   const message = e?.message ?? String(error);
   return e?.cause?.message && !message.includes(e.cause.message) ? `${message} (${e.cause.message})` : message;
+}
+
+/** Waits for `work`, at most `ms`. */
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
