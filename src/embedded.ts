@@ -2,11 +2,13 @@
  * The composition root: where the runtime and the host, which depend on the substrate contracts
  * only, meet the embedded default adapters. `createRuntime` and `createHost`, as the package
  * exports them (`pulse`, `pulse/host`), bind under whatever the caller registered: an http(s)
- * URI names a service speaking docs/substrates-http.md (never silently replaced by memory), and
- * any other URI is served by the in-memory adapters.
+ * URI names a service speaking docs/substrates-http.md (never silently replaced by memory), a
+ * postgres:// URI the PostgreSQL audit (docs/deploy.md), and any other URI is served by the
+ * in-memory adapters.
  */
 import { httpSubstrateFactory } from "../adapters/http/client.js";
 import { inMemorySubstrateFactory } from "../adapters/memory/index.js";
+import { postgresSubstrateFactory } from "../adapters/postgres/substrates.js";
 import { Host, type HostOptions } from "./host/host.js";
 import { Runtime, type RuntimeOptions } from "./runtime/runtime.js";
 import { initSignatures } from "./runtime/signature.js";
@@ -15,6 +17,7 @@ import { SubstrateRegistry } from "./substrates/registry.js";
 /** Adds the embedded defaults to the registry (a new one when none is given), under its own bindings. */
 export function withEmbeddedDefaults(registry: SubstrateRegistry = new SubstrateRegistry()): SubstrateRegistry {
   for (const scheme of ["http", "https"]) if (!registry.hasScheme(scheme)) registry.scheme(scheme, httpSubstrateFactory());
+  for (const scheme of ["postgres", "postgresql"]) if (!registry.hasScheme(scheme)) registry.scheme(scheme, postgresSubstrateFactory());
   if (!registry.hasFallback) registry.fallbackTo(inMemorySubstrateFactory());
   return registry;
 }

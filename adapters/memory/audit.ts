@@ -146,7 +146,8 @@ function copyEvent(value: object): Record<string, unknown> {
   return event;
 }
 
-function validEvent(value: unknown): AuditEvent {
+/** The event as a plain copy, or a BAD_REQUEST naming what is wrong (shared with the PostgreSQL audit). */
+export function validEvent(value: unknown): AuditEvent {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(SLOT, `append_event: event must be an object, got ${describe(value)}`);
   let event: Record<string, unknown>;
   try {
@@ -168,7 +169,8 @@ function validEvent(value: unknown): AuditEvent {
   return event as unknown as AuditEvent;
 }
 
-function instant(value: string | undefined, name: string): number | undefined {
+/** `since`/`until` of query_by_trace as epoch ms, or a BAD_REQUEST. */
+export function instant(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const at = parseRfc3339(value);
   if (Number.isNaN(at)) throw badRequest(SLOT, `query_by_trace: ${name} must be an RFC 3339 date-time, got ${describe(value)}`);
@@ -179,7 +181,7 @@ function instant(value: string | undefined, name: string): number | undefined {
 let lastText = "";
 let lastValue = Number.NaN;
 
-function parseRfc3339(text: string): number {
+export function parseRfc3339(text: string): number {
   // Events of one iteration usually share a timestamp: remember the last one parsed.
   if (text === lastText) return lastValue;
   lastValue = parseUncached(text);

@@ -78,7 +78,8 @@ export class PostgresDatabase {
     }
     // A connection that fails to switch is discarded with the error: nothing runs as the owner.
     const onConnect = switchRole ? async (client: pg.ClientBase) => void (await client.query(`SET ROLE "${address.appRole}"`)) : undefined;
-    const pool = new pg.Pool({ connectionString: address.connectionString, max: options.max ?? 10, ...(onConnect ? { onConnect } : {}) });
+    // allowExitOnIdle: an idle pool does not keep a finished `pulse run --once` alive.
+    const pool = new pg.Pool({ connectionString: address.connectionString, max: options.max ?? 10, allowExitOnIdle: true, ...(onConnect ? { onConnect } : {}) });
     // An idle connection that breaks (the server restarted) must not crash the host.
     pool.on("error", () => undefined);
     if (switchRole) options.onNote?.(`connected to ${address.display} as ${connectedAs}: working as ${address.appRole} (SET ROLE), so row-level security applies`);

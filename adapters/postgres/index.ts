@@ -6,3 +6,5 @@ export { claimSignature, type Claim } from "./idempotency.js";
 export { migrate, type MigrateReport } from "./migrate.js";
 export { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
 export { PostgresLeases } from "./leases.js";
+export { chainHash, GENESIS, PostgresAudit, type ChainReport } from "./audit.js";
+export { postgresSubstrateFactory } from "./substrates.js";

@@ -223,7 +223,17 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   const trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
   note = (message) => trace.note(message);
   h.subscribe((e) => trace.event(e));
-  for (const source of sources) await h.load(source.value as Record<string, unknown>, { name: source.file });
+  for (const source of sources) {
+    try {
+      await h.load(source.value as Record<string, unknown>, { name: source.file });
+    } catch (error) {
+      // A valid manifest the host cannot bind (a substrate URI no adapter serves): said in one line.
+      io.stderr(`pulse run: ${source.file}: ${(error as Error).message}\n`);
+      await h.stop({ timeoutMs: 0 });
+      await fleet?.stop();
+      return EXIT.problems;
+    }
+  }
   trace.loaded(h.loops);
 
   let server: { close(): Promise<void> } | undefined;

@@ -1,5 +1,9 @@
 /** `pulse store migrate` and the usage errors of `pulse run --fleet`. */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { baseManifest } from "../helpers/manifests.js";
 import { runBin } from "../cli/run-bin.js";
 import { describeWith, natsService, postgresService } from "../helpers/services.js";
 import { pgSchema, type PgSchema } from "../adapters/postgres/helpers.js";
@@ -21,6 +25,20 @@ it("pulse run --fleet needs --transport, and refuses --once", () => {
   const once = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--once", "--transport", "nats://127.0.0.1:1", "--fleet", "postgres://postgres@127.0.0.1:1/test"]);
   expect(once.code).toBe(2);
   expect(once.stderr).toMatch(/--once runs every loop once on this host/);
+});
+
+it("pulse run names a manifest whose memory is a postgres:// URI (only the audit slot is served there): one line, exit 1", () => {
+  const dir = mkdtempSync(join(tmpdir(), "pulse-pg-slot-"));
+  try {
+    const m = baseManifest();
+    m.substrates = { ...m.substrates, memory: "postgres://postgres@127.0.0.1:1/test" };
+    writeFileSync(join(dir, "loop.json"), JSON.stringify(m));
+    const r = runBin("pulse", ["run", join(dir, "loop.json"), "--once"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`pulse run: ${join(dir, "loop.json")}: postgres://postgres@127.0.0.1:1/test: a postgres:// URI serves the audit slot only, not memory\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 describeWith(await postgresService(), "pulse store migrate on PostgreSQL", (url) => {

@@ -1,0 +1,129 @@
+/**
+ * The §9.3 audit substrate in PostgreSQL: a manifest's `audit: "postgres://…?schema=…"` makes every
+ * host of a fleet append to one trail that the database keeps append-only (schema.ts: grants and
+ * triggers) and isolated per workspace (row-level security). Each workspace's events form a hash
+ * chain: an event's hash is BLAKE3 over the previous hash, a newline and the event's RFC 8785
+ * canonical JSON, so an event edited, removed or reordered behind the database's back (a
+ * superuser disabling the triggers) breaks a link that `verify` reports.
+ *
+ * Appends to one workspace are serialised by a row lock on its chain head (`audit_chains`), across
+ * hosts; appends to different workspaces run side by side. An event appended again with the same
+ * content is a replay (answered, not stored twice); other content under a used id is refused.
+ */
+import { canonicalJson } from "../../src/json/canonical-json.js";
+import { blake3Hex } from "../../src/runtime/signature.js";
+import { SubstrateRequestError, type AuditEvent, type AuditSubstrate, type CallContext } from "../../src/substrates/contracts.js";
+import { jsonEqual } from "../shared/json.js";
+import { checkContext, describe, optionalString, requireArgs, requireString } from "../shared/validate.js";
+import { instant, parseRfc3339, validEvent } from "../memory/audit.js";
+import type { PostgresDatabase } from "./database.js";
+
+const SLOT = "audit";
+export const GENESIS = `blake3:${"0".repeat(64)}`;
+
+/** The §9.3 fields of an event, in a fixed set (what the chain hashes). */
+function body(e: AuditEvent): AuditEvent {
+  const b: AuditEvent = { event_id: e.event_id, event_type: e.event_type, trace_id: e.trace_id, loop_id: e.loop_id, phase_id: e.phase_id, workspace_id: e.workspace_id, timestamp: e.timestamp, signature: e.signature, seq: e.seq };
+  if (e.data !== undefined) b.data = e.data;
+  return b;
+}
+
+export function chainHash(prevHash: string, event: AuditEvent): string {
+  return `blake3:${blake3Hex(`${prevHash}\n${canonicalJson(body(event))}`)}`;
+}
+
+interface Row {
+  position: string;
+  chain_seq: string;
+  event_id: string;
+  event_type: string;
+  trace_id: string;
+  loop_id: string;
+  phase_id: string | null;
+  workspace_id: string;
+  timestamp: string;
+  signature: string;
+  seq: number;
+  data: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+const COLUMNS = "position, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, workspace_id, timestamp, signature, seq, data, prev_hash, hash";
+
+function eventOf(r: Row): AuditEvent {
+  const e: AuditEvent = { event_id: r.event_id, event_type: r.event_type, trace_id: r.trace_id, loop_id: r.loop_id, phase_id: r.phase_id, workspace_id: r.workspace_id, timestamp: r.timestamp, signature: r.signature, seq: r.seq };
+  if (r.data !== null) e.data = JSON.parse(r.data) as Record<string, unknown>;
+  return e;
+}
+
+export interface ChainReport {
+  ok: boolean;
+  events: number;
+  /** The first broken link, when not ok. */
+  broken?: { chain_seq: number; event_id: string | null; reason: string };
+}
+
+export class PostgresAudit implements AuditSubstrate {
+  constructor(private readonly db: () => Promise<PostgresDatabase>) {}
+
+  async append_event(args: { event: AuditEvent }, ctx: CallContext): Promise<{ event_id: string }> {
+    checkContext(SLOT, ctx);
+    const event = validEvent(requireArgs(SLOT, "append_event", args).event);
+    if (event.trace_id !== ctx.trace_id) throw new SubstrateRequestError(SLOT, "TRACE_MISMATCH", `append_event: event.trace_id ${describe(event.trace_id)} is not the call's trace_id "${ctx.trace_id}"`);
+    if (event.workspace_id !== ctx.workspace_id) throw new SubstrateRequestError(SLOT, "WORKSPACE_MISMATCH", `append_event: event.workspace_id ${describe(event.workspace_id)} is not the call's workspace_id "${ctx.workspace_id}"`);
+    const db = await this.db();
+    return db.inWorkspace(ctx.workspace_id, async (c) => {
+      await c.query(`INSERT INTO ${db.table("audit_chains")} (workspace_id, next_seq, head) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING`, [ctx.workspace_id, GENESIS]);
+      const head = (await c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${db.table("audit_chains")} WHERE workspace_id = $1 FOR UPDATE`, [ctx.workspace_id])).rows[0] as { next_seq: string; head: string };
+      const existing = (await c.query<Row>(`SELECT ${COLUMNS} FROM ${db.table("audit_events")} WHERE event_id = $1`, [event.event_id])).rows[0];
+      if (existing) {
+        if (jsonEqual(eventOf(existing), event)) return { event_id: event.event_id };
+        throw new SubstrateRequestError(SLOT, "DUPLICATE_EVENT_ID", `append_event: event_id "${event.event_id}" was already appended with different content; audit events are never rewritten`);
+      }
+      const hash = chainHash(head.head, event);
+      await c.query(
+        `INSERT INTO ${db.table("audit_events")} (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+        [ctx.workspace_id, head.next_seq, event.event_id, event.event_type, event.trace_id, event.loop_id, event.phase_id, event.seq, event.timestamp, event.signature, event.data === undefined ? null : canonicalJson(event.data), head.head, hash],
+      );
+      await c.query(`UPDATE ${db.table("audit_chains")} SET next_seq = next_seq + 1, head = $2 WHERE workspace_id = $1`, [ctx.workspace_id, hash]);
+      return { event_id: event.event_id };
+    });
+  }
+
+  /** The trace's events in this workspace, by seq then append order; since ≤ timestamp ≤ until. */
+  async query_by_trace(args: { trace_id: string; since?: string; until?: string }, ctx: CallContext): Promise<AuditEvent[]> {
+    checkContext(SLOT, ctx);
+    const a = requireArgs(SLOT, "query_by_trace", args);
+    const traceId = requireString(SLOT, "query_by_trace", a, "trace_id");
+    const since = instant(optionalString(SLOT, "query_by_trace", a, "since"), "since");
+    const until = instant(optionalString(SLOT, "query_by_trace", a, "until"), "until");
+    const db = await this.db();
+    const rows = await db.inWorkspace(ctx.workspace_id, (c) => c.query<Row>(`SELECT ${COLUMNS} FROM ${db.table("audit_events")} WHERE trace_id = $1 ORDER BY seq, position`, [traceId]));
+    return rows.rows.map(eventOf).filter((e) => {
+      const at = parseRfc3339(e.timestamp);
+      return (since === undefined || at >= since) && (until === undefined || at <= until);
+    });
+  }
+
+  /** Walks a workspace's chain and reports the first broken link (or where it ends early). */
+  async verify(workspace: string): Promise<ChainReport> {
+    const db = await this.db();
+    return db.inWorkspace(workspace, async (c) => {
+      const rows = (await c.query<Row>(`SELECT ${COLUMNS} FROM ${db.table("audit_events")} ORDER BY chain_seq`)).rows;
+      const head = (await c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${db.table("audit_chains")}`)).rows[0];
+      let prev = GENESIS;
+      for (const [i, r] of rows.entries()) {
+        const broken = (reason: string): ChainReport => ({ ok: false, events: rows.length, broken: { chain_seq: i, event_id: r.event_id, reason } });
+        if (Number(r.chain_seq) !== i) return broken(`event ${i} of the chain is missing (the next one is number ${r.chain_seq})`);
+        if (r.prev_hash !== prev) return broken("its prev_hash is not the hash of the event before it");
+        if (chainHash(prev, eventOf(r)) !== r.hash) return broken("its content does not match its hash: it was changed after it was appended");
+        prev = r.hash;
+      }
+      if (head && (Number(head.next_seq) !== rows.length || head.head !== prev)) {
+        return { ok: false, events: rows.length, broken: { chain_seq: rows.length, event_id: null, reason: `the chain should have ${head.next_seq} events and has ${rows.length}: events were removed from its end` } };
+      }
+      return { ok: true, events: rows.length };
+    });
+  }
+}
