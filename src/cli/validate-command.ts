@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import { Option } from "commander";
 import { summarize, type FileResult, type Summary } from "../validator/diagnostic.js";
 import { RULES, ruleInfo } from "../validator/rule-catalog.js";
-import { closest, didYouMean } from "../validator/suggest.js";
+import { closest, didYouMean } from "../grammar/suggest.js";
 import { validateSources, type SeverityOverride } from "../validator/validate.js";
 import { DEFAULT_MAX_BYTES } from "../source/load.js";
 import { parseCount, readManifestSources, writeAtomically } from "./inputs.js";

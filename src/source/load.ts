@@ -6,7 +6,7 @@
 import { open, type FileHandle } from "node:fs/promises";
 import { extname } from "node:path";
 import { LineIndex } from "./line-index.js";
-import { parseJsonc, type SourceProblem } from "./jsonc.js";
+import { parseJsonc, type ParsedSource, type SourceProblem } from "./jsonc.js";
 import type { SourceNode } from "./source-node.js";
 
 export type SourceFormat = "json" | "yaml";
@@ -67,13 +67,6 @@ function tooLarge(file: string, size: number | undefined, maxBytes: number): Man
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-let yamlParser: typeof import("./yaml-source.js").parseYaml | undefined;
-
-/** The YAML package costs ~30 ms to import: only pay for it when a YAML document shows up. */
-export async function loadYamlParser(): Promise<void> {
-  yamlParser ??= (await import("./yaml-source.js")).parseYaml;
-}
-
 /** `streamed`: the bytes were read up to just past the limit (stdin), so their count is not the size. */
 export async function parseSourceBytes(file: string, bytes: Uint8Array, options: { maxBytes?: number; format?: SourceFormat; streamed?: boolean } = {}): Promise<ManifestSource> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -89,19 +82,23 @@ export async function parseSourceBytes(file: string, bytes: Uint8Array, options:
     return fileProblem(file, "input/encoding", "the file is not valid UTF-8 text");
   }
   const format = options.format ?? formatForFile(file) ?? sniffFormat(text);
-  if (format === "yaml") await loadYamlParser();
-  return parseSourceText(file, text, format);
+  if (format === "json") return sourceFromText(file, text, format, parseJsonc);
+  // The YAML package costs ~30 ms to import: only a YAML document pays for it.
+  const { parseYaml } = await import("./yaml-source.js");
+  return sourceFromText(file, text, format, parseYaml);
 }
 
-/** Synchronous parse of text already in memory. YAML requires loadYamlParser() first. */
-export function parseSourceText(file: string, text: string, format: SourceFormat = formatForFile(file) ?? sniffFormat(text)): ManifestSource {
+/**
+ * Text already in memory, parsed with `parse`. The public, synchronous `parseSourceText` (any
+ * format) is in parse-text.ts; this one lets the CLI load the YAML parser only when needed.
+ */
+export function sourceFromText(file: string, text: string, format: SourceFormat, parse: (text: string) => ParsedSource): ManifestSource {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const lines = new LineIndex(text);
   if (text.trim() === "") {
     return { file, format, text, lines, value: undefined, problems: [{ rule: "input/empty", message: "the file is empty", start: 0, end: 0, severity: "error" }] };
   }
-  if (format === "yaml" && !yamlParser) throw new Error("parseSourceText: call loadYamlParser() before parsing YAML");
-  const parsed = format === "json" ? parseJsonc(text) : (yamlParser as NonNullable<typeof yamlParser>)(text);
+  const parsed = parse(text);
   const source: ManifestSource = { file, format, text, lines, value: parsed.value, problems: parsed.problems };
   if (parsed.root) source.root = parsed.root;
   return source;

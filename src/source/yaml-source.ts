@@ -183,10 +183,9 @@ class Walker {
   private scalar(v: unknown, start: number, end: number): unknown {
     if (typeof v === "string") return intern(v);
     if (v === null || typeof v === "boolean") return v;
-    if (typeof v === "number") {
-      if (!Number.isFinite(v)) this.fail("yaml/non-json-value", `${v} is not a number JSON can represent`, start, end);
-      return v;
-    }
+    // .inf, .nan and 1e400 stay numbers, as the published schema sees them; the validator warns
+    // about them (pulse/number-not-finite) where it knows which field they are.
+    if (typeof v === "number") return v;
     if (typeof v === "bigint") return Number(v);
     return this.fail("yaml/non-json-value", "this value (binary data, a timestamp or a custom type) has no JSON equivalent", start, end);
   }
