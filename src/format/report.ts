@@ -36,6 +36,8 @@ export interface ReportOptions {
    * say ✖ and why, instead of claiming success for a run that exits 1.
    */
   failure?: string;
+  /** Compact output ends with a one-line verdict (for a terminal; piped output stays one line per diagnostic). */
+  summaryLine?: boolean;
   /** Also write the step summary in formats other than github (every format under GitHub Actions). */
   stepSummary?: boolean;
 }
@@ -65,7 +67,7 @@ function formatStdout(format: FormatName, shown: readonly FileResult[], options:
     case "pretty":
       return formatPretty(shown, { color: options.color, quiet: options.quiet === true, ...(options.failure ? { failure: options.failure } : {}) });
     case "compact":
-      return formatCompact(shown);
+      return formatCompact(shown, options.summaryLine ? { quiet: options.quiet === true, ...(options.failure ? { failure: options.failure } : {}) } : undefined);
     case "json":
       return formatJson(shown);
     case "sarif":
