@@ -56,6 +56,7 @@ describe("a directory search", () => {
     const r = await run(["loops"], { format: "compact", strict: true });
     expect(r.stdout).toContain("loops/sub/broken.yaml:1:1: warning: skipped: found in a directory, this file names neither loop_id nor pulse_protocol_version");
     expect(r.stdout).toContain("loops/package.json:1:1: warning: skipped");
+    expect(r.stdout).toContain("[input/not-a-manifest]");
     expect(r.code).toBe(0);
     expect((await run(["loops"], { format: "compact", strict: true, failOn: "warning" })).code).toBe(1);
   });
