@@ -73,6 +73,22 @@ describe("loading hostile input", () => {
     expect(accepted.value).toEqual({ loop_id: "a.one", phases: [] });
   });
 
+  it.skipIf(process.platform === "win32")("gives up on a named pipe that no program writes to, saying so, instead of blocking forever", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-fifo-"));
+    const fifo = join(dir, "loop.yaml");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    const refused = readSource(fifo, { pipeTimeoutMs: 300 });
+    await expect(refused).rejects.toBeInstanceOf(SourceReadError);
+    await expect(refused).rejects.toThrow(`${fifo} is a named pipe and no program opened it for writing for 0.3 s: start the writer first`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    // The near miss: a writer that comes late, but within the time, is read.
+    const late = readSource(fifo, { pipeTimeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 150));
+    await writeFile(fifo, "loop_id: a.one\n");
+    expect((await late).value).toEqual({ loop_id: "a.one" });
+  });
+
   it("throws SourceReadError for missing files and directories", async () => {
     await expect(readSource("/nonexistent/x.yaml")).rejects.toBeInstanceOf(SourceReadError);
     await expect(readSource(tmpdir())).rejects.toThrow(/is a directory/);
