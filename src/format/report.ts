@@ -12,16 +12,12 @@ import { formatPretty } from "./pretty.js";
 import { formatSarif } from "./sarif.js";
 import { stepSummary } from "./step-summary.js";
 import { ordered } from "./text.js";
+import type { RuleHelp } from "./rule-help.js";
 
 export type FormatName = "pretty" | "compact" | "json" | "sarif" | "github" | "junit";
 export const FORMAT_NAMES: readonly FormatName[] = ["pretty", "compact", "json", "sarif", "github", "junit"];
 
-export interface RuleHelp {
-  id: string;
-  summary: string;
-  explanation: string;
-  defaultSeverity: Severity;
-}
+export type { RuleHelp } from "./rule-help.js";
 
 export interface ReportOptions {
   /** ANSI colours (pretty only); false under NO_COLOR, --no-color, or when stdout is not a terminal. */
