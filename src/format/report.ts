@@ -3,7 +3,7 @@
  * the same view of the results: files by path, diagnostics by position, and under --quiet the
  * errors only (the summary then counts what is shown).
  */
-import type { FileResult, Severity } from "../validator/diagnostic.js";
+import type { FileResult } from "../validator/diagnostic.js";
 import { formatCompact } from "./compact.js";
 import { formatGithub } from "./github.js";
 import { formatJson } from "./json.js";
