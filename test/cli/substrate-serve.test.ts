@@ -54,7 +54,7 @@ describe("pulse substrate serve", () => {
     const post = (headers: Record<string, string>) => fetch(`${url}/v1/policy/check_policy`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(request) });
     const refused = await post({});
     expect(refused.status).toBe(401);
-    expect((await refused.json()).error.code).toBe("UNAUTHORIZED");
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
     expect((await post({ authorization: "Bearer wrong" })).status).toBe(401);
     const served = await post({ authorization: "Bearer s3cret" });
     expect(await served.json()).toEqual({ result: { decision: "deny", reason: "agent_7 is read-only" } });
