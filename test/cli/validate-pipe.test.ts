@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runBin } from "./run-bin.js";
+import { describeWhen } from "../helpers/requires.js";
 
-describe.skipIf(process.platform === "win32")("pulse-validate and a named pipe", () => {
+describeWhen(process.platform !== "win32", "POSIX named pipes", "skip")("pulse-validate and a named pipe", () => {
   it("without a writer: exit 2 after 10 s, saying what to do", () => {
     const dir = mkdtempSync(join(tmpdir(), "pulse-fifo-"));
     const fifo = join(dir, "loop.yaml");

@@ -11,10 +11,10 @@ import { pathToFileURL } from "node:url";
 import { toMermaid } from "../../src/diagram/mermaid.js";
 import { diagram, graphOf } from "./helpers.js";
 import { decodePng } from "./png.js";
+import { itWhen } from "../helpers/requires.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`note: ${CHROMIUM} is not installed: the headless-browser check of the HTML page is skipped (CI installs Debian's chromium package)`);
 
 const unescapeHtml = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
 
@@ -66,7 +66,7 @@ describe("the HTML page", () => {
     expect(r.stdout).toContain("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;");
   });
 
-  it.skipIf(!hasChromium)("renders in headless Chromium: a full-size, colourful screenshot with the diagram's fills", async () => {
+  itWhen(hasChromium, `${CHROMIUM} (Debian's chromium package) to render the page`)("renders in headless Chromium: a full-size, colourful screenshot with the diagram's fills", async () => {
     const { file } = await page(["manifests/"]);
     const dir = mkdtempSync(join(tmpdir(), "pulse-chromium-"));
     const png = join(dir, "page.png");

@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readCommands, type DocCommand } from "./fenced-commands.js";
+import { itWhen } from "../helpers/requires.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CI = process.env.CI === "true";
@@ -185,7 +186,7 @@ describe("the docs' commands", () => {
     expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
   });
 
-  it.skipIf(!CI)("find every tool they use installed under CI=true (.ci/run installs them)", () => {
+  itWhen(CI, "only checked under CI=true", "skip")("find every tool they use installed under CI=true (.ci/run installs them)", () => {
     expect(missingTools).toEqual([]);
   });
 });
