@@ -5,7 +5,7 @@
  * every bin run.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -19,13 +19,33 @@ function sh(cmd: string, args: string[], cwd: string, timeout = 300_000) {
   // npm's own variables (set when this runs under `npm test`) would point npm at this checkout.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/.test(k)));
   const r = spawnSync(cmd, args, { cwd, env, encoding: "utf8", timeout });
-  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+  return { code: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout };
 }
 
-function freshProject(): string {
+/**
+ * A project that depends on pulse through `spec`, with a lockfile that pins pulse's dependencies
+ * as this checkout's lockfile does: `npm ci --offline` then installs from npm's cache alone (an
+ * unlocked install would ask the registry for each package's version list, which no cache keeps).
+ */
+function freshProject(spec: string): string {
   const dir = mkdtempSync(join(tmpdir(), "pulse-consumer-"));
   dirs.push(dir);
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }, null, 2));
+  const manifest = { name: "consumer", version: "1.0.0", private: true, type: "module", dependencies: { pulse: spec } };
+  writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2));
+  const ours = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean; devOptional?: boolean }> };
+  const runtime = Object.entries(ours.packages).filter(([path, entry]) => path.startsWith("node_modules/") && !entry.dev && !entry.devOptional);
+  const lock = {
+    name: "consumer",
+    version: "1.0.0",
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      "": { name: "consumer", version: "1.0.0", dependencies: { pulse: spec } },
+      "node_modules/pulse": { version: pkg.version, resolved: spec, license: "Apache-2.0", dependencies: (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: object }).dependencies, bin: pkg.bin, engines: { node: ">=20.19" } },
+      ...Object.fromEntries(runtime),
+    },
+  };
+  writeFileSync(join(dir, "package-lock.json"), JSON.stringify(lock, null, 2));
   return dir;
 }
 
@@ -57,11 +77,11 @@ function checkInstalled(dir: string): void {
   expect(tsc.out).toBe("");
   const run = sh(process.execPath, ["out/main.js"], dir);
   expect(run.code, run.out).toBe(0);
-  expect(JSON.parse(run.out)).toMatchObject({ rules: ["schema/required"], runtime: "function", slots: ["audit", "auth", "memory", "policy", "time"] });
+  expect(JSON.parse(run.stdout)).toMatchObject({ rules: ["schema/required"], runtime: "function", slots: ["audit", "auth", "memory", "policy", "time"] });
   // Every bin, through npx as a user runs it, and one real job each.
   for (const bin of Object.keys(pkg.bin)) {
     const r = sh("npx", ["--offline", bin, "--version"], dir);
-    expect(r.out.trim().split("\n").at(-1), bin).toBe(pkg.version);
+    expect(r.stdout.trim(), `${bin}: ${r.out}`).toBe(pkg.version);
   }
   const manifests = join(installed, "manifests");
   expect(sh("npx", ["--offline", "pulse-validate", "--format", "compact", manifests], dir).code).toBe(0);
@@ -80,8 +100,8 @@ describe("pulse as a dependency of another project", () => {
     expect(packed.code, packed.out).toBe(0);
     const tarball = join(out, `pulse-${pkg.version}.tgz`);
     expect(existsSync(tarball)).toBe(true);
-    const dir = freshProject();
-    const install = sh("npm", ["install", "--offline", "--no-audit", "--no-fund", tarball], dir);
+    const dir = freshProject(`file:${tarball}`);
+    const install = sh("npm", ["ci", "--offline", "--no-audit", "--no-fund"], dir);
     expect(install.code, install.out).toBe(0);
     checkInstalled(dir);
   }, 600_000);
@@ -89,9 +109,8 @@ describe("pulse as a dependency of another project", () => {
   it("installs from a git URL (building itself on install, as npm does for git dependencies), offline", () => {
     const head = sh("git", ["rev-parse", "HEAD"], ROOT);
     expect(head.code).toBe(0);
-    const dir = freshProject();
-    mkdirSync(join(dir, "node_modules"));
-    const install = sh("npm", ["install", "--offline", "--no-audit", "--no-fund", `git+file://${ROOT}#${head.out.trim()}`], dir, 900_000);
+    const dir = freshProject(`git+file://${ROOT}#${head.out.trim()}`);
+    const install = sh("npm", ["ci", "--offline", "--no-audit", "--no-fund"], dir, 900_000);
     expect(install.code, install.out).toBe(0);
     checkInstalled(dir);
   }, 1_200_000);
