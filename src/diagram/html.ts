@@ -45,11 +45,11 @@ pre{overflow:auto;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monos
 
 /**
  * Zoom and pan. The page opens with the drawing fitted to its frame only when that keeps it
- * readable (at least READABLE of its natural size, where 11 pt labels stay about 11 px);
+ * readable (at least READABLE of its natural size: 11 pt labels stay above 9 px);
  * otherwise at that size, to be panned. Without script the SVG shows at its natural size.
  */
 const SCRIPT = `(() => {
-  const READABLE = 0.75, MIN = 0.1, MAX = 4;
+  const READABLE = 0.65, MIN = 0.1, MAX = 4;
   const figure = document.getElementById("diagram"), svg = figure.querySelector("svg"), level = document.getElementById("zoom-level");
   if (!svg) return;
   const box = svg.viewBox.baseVal, natural = { w: box.width * 4 / 3, h: box.height * 4 / 3 };
