@@ -3,7 +3,8 @@
 // one bundle per bin brings `pulse-validate file.yaml` close to the cost of starting node.
 // Heavy subcommands stay behind dynamic import() and become separate chunks.
 import { build } from "esbuild";
-import { chmodSync, existsSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { buildInputsDigest, STAMP } from "./build-inputs.mjs";
 
 const BINS = ["pulse", "pulse-validate", "pulse-diagram", "pulse-conform"].filter((bin) => existsSync(`dist/src/cli/${bin}.js`));
 
@@ -30,4 +31,6 @@ for (const bin of BINS) {
   });
 }
 for (const bin of BINS) chmodSync(`dist/bin/${bin}.mjs`, 0o755);
+// The last step of `npm run build`: record what was built, so `npm test` need not build it again.
+writeFileSync(STAMP, buildInputsDigest() + "\n");
 console.log(`bundled ${BINS.map((b) => `dist/bin/${b}.mjs`).join(", ")}`);

@@ -19,8 +19,16 @@ export function parseCount(flag: string, value: string | undefined): number | un
   return Number(value);
 }
 
-/** Reads every manifest the operands name; a missing file, an unmatched glob or a misused `-` is a usage error. */
-export async function readManifestSources(operands: readonly string[], stdinFilename: string | undefined, io: CliIO, maxBytes: number): Promise<ManifestSource[]> {
+/** What reading the operands left out: JSON/YAML files of a searched directory that are not manifests. */
+export interface ReadReport {
+  skipped: string[];
+}
+
+/**
+ * Reads every manifest the operands name; a missing file, an unmatched glob or a misused `-` is a
+ * usage error. Files a directory search skipped are added to `report` when one is given.
+ */
+export async function readManifestSources(operands: readonly string[], stdinFilename: string | undefined, io: CliIO, maxBytes: number, report?: ReadReport): Promise<ManifestSource[]> {
   if (operands.length === 0) throw new UsageError("no manifest given: pass files, directories, globs, or - for stdin (see --help)");
   if (stdinFilename !== undefined && !operands.includes("-")) throw new UsageError("--stdin-filename only applies when - (stdin) is an operand");
   if (operands.filter((o) => o === "-").length > 1) throw new UsageError("stdin (-) can only be read once");
@@ -29,6 +37,7 @@ export async function readManifestSources(operands: readonly string[], stdinFile
     const hint = expansion.skipped.length > 0 ? ` (${countFiles(expansion.skipped.length)} found that ${expansion.skipped.length === 1 ? "is" : "are"} not PULSE manifests: no pulse_protocol_version or loop_id)` : "";
     throw new UsageError(`no manifest matched ${expansion.unmatched.map((u) => `"${u}"`).join(", ")}${hint}`);
   }
+  report?.skipped.push(...expansion.skipped);
   const sources: ManifestSource[] = [];
   if (operands.includes("-")) sources.push(await parseSourceBytes(stdinFilename ?? "<stdin>", await io.readStdin(maxBytes), { maxBytes, streamed: true }));
   for (const file of expansion.files) {

@@ -9,68 +9,95 @@ import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
 import { VERSION } from "../version.js";
 import { addStoreMigrateOptions, STORE_MIGRATE_HELP } from "./store-migrate.js";
+import { addSubstrateServeOptions, SUBSTRATE_SERVE_DESCRIPTION, SUBSTRATE_SERVE_HELP, type SubstrateServeOptions } from "./substrate-options.js";
 
-const io = processIO("pulse");
-const program = new Command("pulse")
-  .description("PULSE (OS-010 v0.1) toolkit: validate manifests, run loops, certify runtimes.")
-  .version(VERSION, "-V, --version")
-  .action(() => {
-    program.outputHelp({ error: true });
-    setExitCode(program, EXIT.usage);
-  });
+// `pulse conform …` is pulse-conform, word for word (its own options, `--` and subcommands):
+// hand the arguments over before commander parses them.
+if (process.argv[2] === "conform") {
+  process.argv.splice(2, 1);
+  await import("./pulse-conform.js");
+} else {
+  await main();
+}
 
-addValidateOptions(program.command("validate"))
-  .description(VALIDATE_DESCRIPTION)
-  .addHelpText("after", VALIDATE_HELP)
-  .action(async (paths: string[], opts: ValidateCliOptions, cmd: Command) => {
-    setExitCode(cmd, await runValidate(paths, opts, io));
-  });
 
-addDiagramOptions(program.command("diagram"))
-  .description(DIAGRAM_DESCRIPTION)
-  .addHelpText("after", DIAGRAM_HELP)
-  .action(async (paths: string[], opts: DiagramCliOptions, cmd: Command) => {
-    // Loaded only when the subcommand runs, so `pulse validate` does not pay for it.
-    const { runDiagram } = await import("./diagram-command.js");
-    setExitCode(cmd, await runDiagram(paths, opts, io));
-  });
+async function main(): Promise<void> {
+  const io = processIO("pulse");
+  const program = new Command("pulse")
+    .description("PULSE (OS-010 v0.1) toolkit: validate manifests, run loops, certify runtimes.")
+    .version(VERSION, "-V, --version")
+    .action(() => {
+      program.outputHelp({ error: true });
+      setExitCode(program, EXIT.usage);
+    });
 
-addRunOptions(program.command("run"))
-  .description(RUN_DESCRIPTION)
-  .addHelpText("after", RUN_HELP)
-  .action(async (paths: string[], opts: RunCliOptions, cmd: Command) => {
-    const stop = {
-      onStop: (fn: () => void) => {
-        // First Ctrl-C: graceful stop. A second one: stop now.
-        let asked = false;
-        const handler = () => {
-          if (asked) {
-            io.stderr("pulse run: stopped at once: iterations still running and signals not yet delivered are lost\n");
-            process.exit(130);
-          }
-          asked = true;
-          if (process.stderr.isTTY) io.stderr("pulse run: stopping (in-flight work finishes); press Ctrl-C again to stop at once\n");
-          fn();
-        };
-        process.on("SIGINT", handler);
-        process.on("SIGTERM", handler);
-      },
-    };
-    setExitCode(cmd, await runRun(paths, opts, io, stop));
-  });
+  addValidateOptions(program.command("validate"))
+    .description(VALIDATE_DESCRIPTION)
+    .addHelpText("after", VALIDATE_HELP)
+    .action(async (paths: string[], opts: ValidateCliOptions, cmd: Command) => {
+      setExitCode(cmd, await runValidate(paths, opts, io));
+    });
 
-addDriversOptions(program.command("drivers"))
-  .description(DRIVERS_DESCRIPTION)
-  .addHelpText("after", DRIVERS_HELP)
-  .action(async (opts: DriversCliOptions, cmd: Command) => setExitCode(cmd, await runDrivers(opts, io)));
+  addDiagramOptions(program.command("diagram"))
+    .description(DIAGRAM_DESCRIPTION)
+    .addHelpText("after", DIAGRAM_HELP)
+    .action(async (paths: string[], opts: DiagramCliOptions, cmd: Command) => {
+      // Loaded only when the subcommand runs, so `pulse validate` does not pay for it.
+      const { runDiagram } = await import("./diagram-command.js");
+      setExitCode(cmd, await runDiagram(paths, opts, io));
+    });
 
-const store = program.command("store").description("Administer a pulse store.");
-addStoreMigrateOptions(store.command("migrate"))
-  .description("Create or update a PostgreSQL store's schema and roles (run with an owner's credentials).")
-  .addHelpText("after", STORE_MIGRATE_HELP)
-  .action(async (opts: { store: string; appPassword?: string }, cmd: Command) => {
-    const { runStoreMigrate } = await import("./store-migrate.js");
-    setExitCode(cmd, await runStoreMigrate(opts, io));
-  });
+  addRunOptions(program.command("run"))
+    .description(RUN_DESCRIPTION)
+    .addHelpText("after", RUN_HELP)
+    .action(async (paths: string[], opts: RunCliOptions, cmd: Command) => {
+      const stop = {
+        onStop: (fn: () => void) => {
+          // First Ctrl-C: graceful stop. A second one: stop now.
+          let asked = false;
+          const handler = () => {
+            if (asked) {
+              io.stderr("pulse run: stopped at once: iterations still running and signals not yet delivered are lost\n");
+              process.exit(130);
+            }
+            asked = true;
+            if (process.stderr.isTTY) io.stderr("pulse run: stopping (in-flight work finishes); press Ctrl-C again to stop at once\n");
+            fn();
+          };
+          process.on("SIGINT", handler);
+          process.on("SIGTERM", handler);
+        },
+      };
+      setExitCode(cmd, await runRun(paths, opts, io, stop));
+    });
 
-process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");
+  addDriversOptions(program.command("drivers"))
+    .description(DRIVERS_DESCRIPTION)
+    .addHelpText("after", DRIVERS_HELP)
+    .action(async (opts: DriversCliOptions, cmd: Command) => setExitCode(cmd, await runDrivers(opts, io)));
+
+  program
+    .command("conform")
+    .description("Certify a PULSE runtime against the twelve tests of spec §12 (the same as pulse-conform: see pulse conform --help).")
+    .allowUnknownOption();
+
+  const substrate = program.command("substrate").description("Serve substrates to other processes.");
+  addSubstrateServeOptions(substrate.command("serve"))
+    .description(SUBSTRATE_SERVE_DESCRIPTION)
+    .addHelpText("after", SUBSTRATE_SERVE_HELP)
+    .action(async (opts: SubstrateServeOptions, cmd: Command) => {
+      const { runSubstrateServe } = await import("./substrate-command.js");
+      setExitCode(cmd, await runSubstrateServe(opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
+    });
+
+  const store = program.command("store").description("Administer a pulse store.");
+  addStoreMigrateOptions(store.command("migrate"))
+    .description("Create or update a PostgreSQL store's schema and roles (run with an owner's credentials).")
+    .addHelpText("after", STORE_MIGRATE_HELP)
+    .action(async (opts: { store: string; appPassword?: string }, cmd: Command) => {
+      const { runStoreMigrate } = await import("./store-migrate.js");
+      setExitCode(cmd, await runStoreMigrate(opts, io));
+    });
+
+  process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");
+}

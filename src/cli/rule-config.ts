@@ -4,9 +4,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { loadYamlParser, parseSourceText } from "../source/load.js";
 import { RULES, ruleInfo } from "../validator/rule-catalog.js";
-import { closest, didYouMean } from "../validator/suggest.js";
+import { closest, didYouMean } from "../grammar/suggest.js";
 import type { SeverityOverride } from "../validator/validate.js";
 import { UsageError } from "./exit-codes.js";
 
@@ -19,7 +18,7 @@ export async function loadRuleConfig(file: string, cwd: string): Promise<Record<
   } catch (e) {
     throw new UsageError(`--config ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : "cannot be read"}`);
   }
-  await loadYamlParser();
+  const { parseSourceText } = await import("../source/parse-text.js");
   const source = parseSourceText(file, bytes);
   const problem = source.problems.find((p) => p.severity === "error");
   if (problem) {

@@ -7,12 +7,12 @@ import { appendFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { Option } from "commander";
-import { summarize, type FileResult, type Summary } from "../validator/diagnostic.js";
+import { summarize, type FileResult, type Severity, type Summary } from "../validator/diagnostic.js";
 import { RULES, ruleInfo } from "../validator/rule-catalog.js";
-import { closest, didYouMean } from "../validator/suggest.js";
-import { validateSources, type SeverityOverride } from "../validator/validate.js";
+import { closest, didYouMean } from "../grammar/suggest.js";
+import { severityFor, validateSources, type SeverityOverride } from "../validator/validate.js";
 import { DEFAULT_MAX_BYTES } from "../source/load.js";
-import { parseCount, readManifestSources, writeAtomically } from "./inputs.js";
+import { parseCount, readManifestSources, writeAtomically, type ReadReport } from "./inputs.js";
 import { EXIT, UsageError } from "./exit-codes.js";
 import { useColor, type CliIO } from "./io.js";
 import { loadRuleConfig } from "./rule-config.js";
@@ -33,6 +33,7 @@ export interface ValidateCliOptions {
   stdinFilename?: string;
   output?: string;
   maxFileSize?: string;
+  verbose?: boolean;
 }
 
 export const VALIDATE_DESCRIPTION = "Validate PULSE loop manifests (JSON, JSONC or YAML) against the v0.1 schema and the semantic rules the schema cannot express.";
@@ -41,7 +42,10 @@ export const VALIDATE_HELP = `
 Operands:
   files, directories (searched recursively for .json, .jsonc, .yaml, .yml), quoted globs
   ('manifests/**/*.yaml'), or - for stdin. Manifests given together are also checked against
-  each other: connections, signal sources and nesting.
+  each other: connections, signal sources and nesting. A directory search skips JSON/YAML
+  files that name neither loop_id nor pulse_protocol_version (package.json, reports) and says
+  how many (--verbose lists them; --strict reports each as a warning); a file named on the
+  command line is always validated.
 
 Exit codes:
   0  no problems at the --fail-on level       2  usage error: bad flag, no file matched, unreadable file
@@ -68,7 +72,8 @@ export function addValidateOptions(cmd: Command): Command {
     .option("--list-rules", "list every rule with its default severity and exit")
     .option("--stdin-filename <name>", "name (and format, by extension) of the manifest read from stdin")
     .option("-o, --output <file>", "write the report to a file instead of stdout (.sarif → sarif, .json → json, .xml → junit, else compact, unless --format says)")
-    .option("--max-file-size <bytes>", `refuse manifests larger than this (default ${DEFAULT_MAX_BYTES})`);
+    .option("--max-file-size <bytes>", `refuse manifests larger than this (default ${DEFAULT_MAX_BYTES})`)
+    .option("--verbose", "list the files a directory search skipped, and why");
 }
 
 export function explainRule(id: string): string {
@@ -126,9 +131,12 @@ export async function runValidate(operands: readonly string[], opts: ValidateCli
   const maxWarnings = parseCount("--max-warnings", opts.maxWarnings);
   const maxBytes = parseCount("--max-file-size", opts.maxFileSize) ?? DEFAULT_MAX_BYTES;
   const severities: Record<string, SeverityOverride> = opts.config ? await loadRuleConfig(opts.config, io.cwd) : {};
-  const sources = await readManifestSources(operands, opts.stdinFilename, io, maxBytes);
+  const read: ReadReport = { skipped: [] };
+  const sources = await readManifestSources(operands, opts.stdinFilename, io, maxBytes, read);
 
   const results: FileResult[] = validateSources(sources, { strict: opts.strict === true, severities });
+  if (opts.strict) results.push(...read.skipped.map(skippedResult));
+  else if (!opts.quiet) reportSkipped(read.skipped, opts.verbose === true, io);
   const failOn = opts.failOn ?? "error";
   const summary = summarize(results);
   const gate = warningGate(summary, failOn, maxWarnings);
@@ -139,6 +147,8 @@ export async function runValidate(operands: readonly string[], opts: ValidateCli
     toolVersion: VERSION,
     rules: RULES.map((r) => ({ id: r.id, summary: r.summary, explanation: r.explanation, defaultSeverity: r.severity })),
     quiet: opts.quiet === true,
+    // A clean compact run says so in one line on a terminal; piped, it stays silent (the exit code says it).
+    summaryLine: io.stdoutIsTTY && !opts.output,
     ...(gate ? { failure: gate.verdict } : {}),
     // `-f sarif -o results.sarif` is the usual Actions setup: its run deserves a summary too.
     stepSummary: io.env.GITHUB_ACTIONS === "true" && summaryFile !== undefined && summaryFile !== "",
@@ -157,6 +167,35 @@ export async function runValidate(operands: readonly string[], opts: ValidateCli
 }
 
 const NAME = "pulse-validate";
+const SKIP_REASON = "names neither loop_id nor pulse_protocol_version";
+
+/** One line on standard error (a report on stdout stays machine-readable); the list under --verbose. */
+function reportSkipped(skipped: readonly string[], verbose: boolean, io: CliIO): void {
+  if (skipped.length === 0) return;
+  const files = skipped.length === 1 ? "1 JSON/YAML file" : `${skipped.length} JSON/YAML files`;
+  io.stderr(`${NAME}: skipped ${files} found in a directory that ${skipped.length === 1 ? "names" : "name"} neither loop_id nor pulse_protocol_version${verbose ? ":" : " (--verbose lists them)"}\n`);
+  if (verbose) for (const file of skipped) io.stderr(`  ${file}: ${SKIP_REASON}\n`);
+}
+
+/** --strict: a skipped file is a warning in the report, so a manifest that lost its keys cannot pass unseen. */
+function skippedResult(file: string): FileResult {
+  return {
+    file,
+    valid: true,
+    diagnostics: [
+      {
+        severity: severityFor("input/not-a-manifest", { strict: true }) as Severity,
+        rule: "input/not-a-manifest",
+        message: `skipped: found in a directory, this file ${SKIP_REASON}, so it was not validated as a manifest (name the file on the command line to validate it anyway)`,
+        pointer: "",
+        line: 1,
+        column: 1,
+        endLine: 1,
+        endColumn: 1,
+      },
+    ],
+  };
+}
 
 /**
  * The gates that fail a run on its warnings: --max-warnings (an explicit budget, so it holds

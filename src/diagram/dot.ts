@@ -26,7 +26,8 @@ function attrs(a: Attrs): string {
 const FONT = "Helvetica";
 
 const NODE_STYLE: Record<Exclude<DiagramNode["kind"], "phase">, { swatch: Swatch; attrs: Attrs }> = {
-  cadence: { swatch: CADENCE, attrs: { shape: "cds", style: "filled", class: "cadence" } },
+  // cds points right: the margin keeps the text out of the point Graphviz does not size for.
+  cadence: { swatch: CADENCE, attrs: { shape: "cds", style: "filled", class: "cadence", margin: "0.32,0.08" } },
   substrate: { swatch: SUBSTRATE, attrs: { shape: "cylinder", style: "filled", class: "substrate" } },
   inner_loop: { swatch: NEUTRAL, attrs: { style: "rounded,dashed,filled", class: "inner-loop" } },
   external_loop: { swatch: NEUTRAL, attrs: { style: "dashed,filled", class: "external-loop" } },
@@ -37,7 +38,8 @@ export function toDot(graph: DiagramGraph, layout: Layout = "lr"): string {
   const s = new Structure(graph);
   const kinds = kindStyles(graph);
   const graphAttrs: Attrs = { compound: true, fontname: FONT, fontsize: 12, nodesep: 0.3, ranksep: 0.45, pad: 0.25, bgcolor: "white" };
-  if (layout === "ring") Object.assign(graphAttrs, { layout: "circo", mindist: 1.1 });
+  // circo draws no cluster boxes, so the loops' titles would be lost: they head the drawing instead.
+  if (layout === "ring") Object.assign(graphAttrs, { layout: "circo", mindist: 1.1, label: new Left(graph.loops.map((l) => l.label).join("\n\n")), labelloc: "t", labeljust: "l", fontsize: 13 });
   else graphAttrs.rankdir = layout === "tb" ? "TB" : "LR";
   const lines = [
     'digraph "pulse" {',
@@ -51,6 +53,7 @@ export function toDot(graph: DiagramGraph, layout: Layout = "lr"): string {
       const k = kinds.findIndex((style) => style.key === kindKey(node));
       const swatch = kinds[k]?.swatch ?? NEUTRAL;
       const a: Attrs = { label: node.label, fillcolor: swatch.fill, color: swatch.stroke, class: `phase k${k}` };
+      if (kinds[k]?.double) a.peripheries = 2;
       if (node.description) a.tooltip = dotTooltip(node.description);
       return `"${s.node(node.id)}"${attrs(a)};`;
     }
@@ -81,7 +84,7 @@ export function toDot(graph: DiagramGraph, layout: Layout = "lr"): string {
 const EDGE_STYLE: Record<DiagramEdge["kind"], Attrs> = {
   sequence: {},
   route: { style: "dashed", color: EDGE_COLOURS.route },
-  closure: { penwidth: 2.5, color: EDGE_COLOURS.closure, fontcolor: EDGE_COLOURS.closure, constraint: false },
+  closure: { penwidth: 2.5, color: EDGE_COLOURS.closure, fontcolor: EDGE_COLOURS.closure },
   cadence: { style: "dashed", color: EDGE_COLOURS.cadence, fontcolor: EDGE_COLOURS.cadence },
   nesting: { style: "dashed", color: EDGE_COLOURS.nesting, fontcolor: EDGE_COLOURS.nesting },
   connection: { penwidth: 1.6, color: EDGE_COLOURS.connection, fontcolor: EDGE_COLOURS.connection, constraint: false },
@@ -114,6 +117,13 @@ function edgeLine(s: Structure, edge: DiagramEdge): string | undefined {
   if (edge.label !== null) a.label = edge.label;
   // A substrate read is laid out as a write drawn backwards, so every store ranks after the
   // phases that use it instead of pulling readers behind it.
+  // The closure runs back against the phase order. Laid out forwards (to_phase → from_phase,
+  // drawn with the arrow at to_phase) it is routed like the order it spans, inside its loop's
+  // box and around nested loops, where an unconstrained back edge cut straight across them.
+  if (edge.kind === "closure" && from !== to) {
+    a.dir = "back";
+    return `"${to}" -> "${from}"${attrs(swapClips(a))};`;
+  }
   if (edge.kind === "substrate" && s.isSubstrate(edge.from)) {
     a.dir = "back";
     return `"${to}" -> "${from}"${attrs(swapClips(a))};`;

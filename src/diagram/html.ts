@@ -1,8 +1,10 @@
 /**
  * One self-contained HTML page: the SVG inline, a legend, each loop's phases, cadence,
- * invariants and connections in a side table, and the Mermaid source. No script and no network:
- * a Content-Security-Policy of default-src 'none' makes the browser enforce that.
+ * invariants and connections in a side table, and the Mermaid source. No network, and one small
+ * inline script (zoom and pan), allowed by its hash: a Content-Security-Policy of
+ * default-src 'none' makes the browser enforce both.
  */
+import { createHash } from "node:crypto";
 import { htmlText as h } from "./escape.js";
 import type { DiagramEdge, DiagramGraph, DiagramLoop, DiagramNode, EdgeKind, PhaseNode } from "./model.js";
 import { CADENCE, DANGLING_COLOUR, EDGE_COLOURS, MISSING, NEUTRAL, SUBSTRATE, kindKey, kindStyles, type Swatch } from "./palette.js";
@@ -16,10 +18,12 @@ header h1{margin:0;font-size:20px}
 header p{margin:4px 0 0;color:#cbd5e1;font-size:13px}
 main{display:grid;grid-template-columns:minmax(0,1fr) 380px;gap:16px;padding:16px 24px;align-items:start}
 .view{display:flex;flex-direction:column;gap:6px;min-width:0}
-.view label{font-size:12px;color:#475569;user-select:none}
-figure{margin:0;background:#fff;border:1px solid #e2e8f0;border-radius:8px;padding:12px;overflow:auto;max-height:calc(100vh - 140px)}
-figure svg{max-width:100%;height:auto}
-#actual-size:checked~figure svg{max-width:none}
+.tools{display:flex;gap:6px;align-items:center;font-size:12px;color:#475569}
+.tools button{font:inherit;padding:2px 10px;border:1px solid #cbd5e1;border-radius:6px;background:#fff;color:#0f172a;cursor:pointer}
+.tools output{min-width:44px;text-align:right}
+figure{margin:0;background:#fff;border:1px solid #e2e8f0;border-radius:8px;padding:12px;overflow:auto;height:calc(100vh - 150px);min-height:320px;cursor:grab}
+figure.panning{cursor:grabbing;user-select:none}
+figure svg{display:block}
 aside{display:flex;flex-direction:column;gap:12px}
 section.card{background:#fff;border:1px solid #e2e8f0;border-radius:8px;padding:12px}
 h2{font-size:15px;margin:0 0 6px}
@@ -39,6 +43,49 @@ pre{overflow:auto;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monos
 @media (max-width:900px){main{grid-template-columns:1fr}}
 `;
 
+/**
+ * Zoom and pan. The page opens with the drawing fitted to its frame only when that keeps it
+ * readable (at least READABLE of its natural size: 11 pt labels stay above 9 px);
+ * otherwise at that size, to be panned. Without script the SVG shows at its natural size.
+ */
+const SCRIPT = `(() => {
+  const READABLE = 0.65, MIN = 0.1, MAX = 4;
+  const figure = document.getElementById("diagram"), svg = figure.querySelector("svg"), level = document.getElementById("zoom-level");
+  if (!svg) return;
+  const box = svg.viewBox.baseVal, natural = { w: box.width * 4 / 3, h: box.height * 4 / 3 };
+  let scale = 1;
+  const frame = () => ({ w: figure.clientWidth - 24, h: figure.clientHeight - 24 });
+  const fit = () => Math.min(1, frame().w / natural.w, frame().h / natural.h);
+  const apply = (next, at) => {
+    const old = scale;
+    scale = Math.min(MAX, Math.max(MIN, next));
+    const px = at ? at.x + figure.scrollLeft : 0, py = at ? at.y + figure.scrollTop : 0;
+    svg.style.width = natural.w * scale + "px";
+    svg.style.height = natural.h * scale + "px";
+    if (at) { figure.scrollLeft = px * scale / old - at.x; figure.scrollTop = py * scale / old - at.y; }
+    level.value = Math.round(scale * 100) + "%";
+  };
+  const fitted = fit();
+  apply(fitted >= READABLE ? fitted : READABLE);
+  document.getElementById("zoom-in").onclick = () => apply(scale * 1.25);
+  document.getElementById("zoom-out").onclick = () => apply(scale / 1.25);
+  document.getElementById("zoom-fit").onclick = () => apply(fit());
+  document.getElementById("zoom-reset").onclick = () => apply(1);
+  figure.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey && !e.metaKey) return;
+    e.preventDefault();
+    const r = figure.getBoundingClientRect();
+    apply(scale * Math.exp(-e.deltaY / 300), { x: e.clientX - r.left, y: e.clientY - r.top });
+  }, { passive: false });
+  let drag;
+  figure.addEventListener("pointerdown", (e) => { if (e.button !== 0) return; drag = { x: e.clientX, y: e.clientY, left: figure.scrollLeft, top: figure.scrollTop }; figure.classList.add("panning"); figure.setPointerCapture(e.pointerId); });
+  figure.addEventListener("pointermove", (e) => { if (!drag) return; figure.scrollLeft = drag.left - (e.clientX - drag.x); figure.scrollTop = drag.top - (e.clientY - drag.y); });
+  const end = () => { drag = undefined; figure.classList.remove("panning"); };
+  figure.addEventListener("pointerup", end);
+  figure.addEventListener("pointercancel", end);
+})();`;
+const SCRIPT_HASH = `sha256-${createHash("sha256").update(SCRIPT).digest("base64")}`;
+
 export interface HtmlParts {
   graph: DiagramGraph;
   svg: string;
@@ -56,7 +103,7 @@ export function toHtml({ graph, svg, mermaid, generator }: HtmlParts): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '${SCRIPT_HASH}'">
 <meta name="generator" content="${h(generator)}">
 <title>${h(title)}</title>
 <style>${STYLE}</style>
@@ -68,9 +115,8 @@ export function toHtml({ graph, svg, mermaid, generator }: HtmlParts): string {
 </header>
 <main>
 <div class="view">
-<input type="checkbox" id="actual-size" hidden>
-<label for="actual-size">Fit to width / actual size (click to switch)</label>
-<figure>
+<div class="tools"><button type="button" id="zoom-out" title="zoom out (Ctrl/⌘ + wheel)">−</button><output id="zoom-level">100%</output><button type="button" id="zoom-in" title="zoom in (Ctrl/⌘ + wheel)">+</button><button type="button" id="zoom-fit">fit</button><button type="button" id="zoom-reset">100%</button><span>drag or scroll to pan</span></div>
+<figure id="diagram">
 ${inlineSvg(svg)}
 </figure>
 </div>
@@ -84,6 +130,7 @@ ${graph.loops.map((loop) => loopCard(graph, loop)).join("\n")}
 <summary>Mermaid source</summary>
 <pre><code>${h(mermaid)}</code></pre>
 </details>
+<script>${SCRIPT}</script>
 </body>
 </html>
 `;
@@ -98,7 +145,8 @@ function danglingCount(edges: readonly DiagramEdge[]): string {
   return n ? ` · <span class="dangling">${count(n, "dangling reference")}</span>` : "";
 }
 
-const swatch = (s: Swatch, dashed = false): string => `<span class="swatch" style="background:${s.fill};border-color:${s.stroke}${dashed ? ";border-style:dashed" : ""}"></span>`;
+const swatch = (s: Swatch, dashed = false, double = false): string =>
+  `<span class="swatch" style="background:${s.fill};border-color:${s.stroke}${dashed ? ";border-style:dashed" : double ? ";border-style:double;border-width:4px" : ""}"></span>`;
 const line = (colour: string, dashed = false): string => `<span class="line" style="border-top-color:${colour}${dashed ? ";border-top-style:dashed" : ""}"></span>`;
 
 const EDGE_LEGEND: [EdgeKind, string, boolean][] = [
@@ -112,7 +160,7 @@ const EDGE_LEGEND: [EdgeKind, string, boolean][] = [
 ];
 
 function legend(graph: DiagramGraph): string {
-  const kinds = kindStyles(graph).map((k) => `<li>${swatch(k.swatch)}${h(k.name)}</li>`);
+  const kinds = kindStyles(graph).map((k) => `<li>${swatch(k.swatch, false, k.double)}${h(k.name)}</li>`);
   const nodes = [
     `<li>${swatch(CADENCE)}cadence (trigger)</li>`,
     `<li>${swatch(SUBSTRATE)}substrate</li>`,
@@ -143,7 +191,7 @@ function loopCard(graph: DiagramGraph, loop: DiagramLoop): string {
   const kinds = kindStyles(graph);
   const phaseRows = phases.map((p) => {
     const style = kinds.find((k) => k.key === kindKey(p));
-    return `<tr><td>${p.index}</td><td><code>${h(p.phase)}</code></td><td>${style ? swatch(style.swatch) : ""}${h(p.label.split("\n")[1] ?? "")}</td><td>${h(p.description ?? "")}</td></tr>`;
+    return `<tr><td>${p.index}</td><td><code>${h(p.phase)}</code></td><td>${style ? swatch(style.swatch, false, style.double) : ""}${h(p.label.split("\n")[1] ?? "")}</td><td>${h(p.description ?? "")}</td></tr>`;
   });
   const cadence = loop.cadence.map((c, i) => `<tr><th>${i === 0 ? "cadence" : "fallback"}</th><td>${h(c.label)}</td></tr>`);
   const invariants = loop.invariants.map((inv) => `<tr><td${inv.enabled ? "" : ' class="off"'}>${inv.enabled ? "✓" : "·"} <code>${h(inv.name)}</code></td></tr>`);

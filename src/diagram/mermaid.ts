@@ -76,7 +76,7 @@ export function toMermaid(graph: DiagramGraph, layout: Layout = "lr"): string {
     } else member(node.kind, node);
   }
   const defs: [string, string][] = [
-    ...kinds.map((k, i): [string, string] => [`k${i}`, classDef(`k${i}`, k.swatch)]),
+    ...kinds.map((k, i): [string, string] => [`k${i}`, classDef(`k${i}`, k.swatch, k.double ? ",stroke-width:4px" : "")]),
     ["other", classDef("other", NEUTRAL)],
     ["cadence", classDef("cadence", CADENCE)],
     ["substrate", classDef("substrate", SUBSTRATE)],

@@ -1,7 +1,10 @@
 /**
- * Colours, shared by every emitter and the HTML legend. Canonical kinds keep one colour across
- * all diagrams; custom kinds take palette colours in the order of their names, so PRISM's five
- * custom phases are told apart.
+ * Colours, shared by every emitter and the HTML legend. A kind has one colour in every diagram:
+ * canonical kinds their own, a custom kind the palette colour its name hashes to. The swatches
+ * were chosen (from Paul Tol's colour-blind-safe schemes) so that any two differ clearly in fill
+ * or border for normal vision and under simulated protanopia, deuteranopia and tritanopia
+ * (test/diagram/palette.test.ts measures it). Two custom kinds of one diagram that hash to the
+ * same colour keep it, and the later one (by name) gets a double border, so they stay apart.
  */
 import { CANONICAL_PHASE_KINDS } from "../manifest/types.js";
 import { clean } from "./labels.js";
@@ -12,28 +15,51 @@ export interface Swatch {
   stroke: string;
 }
 
-const CANONICAL: Record<string, Swatch> = {
-  retrieve: { fill: "#dbeafe", stroke: "#2563eb" },
-  route: { fill: "#fef3c7", stroke: "#d97706" },
-  act: { fill: "#dcfce7", stroke: "#16a34a" },
-  learn: { fill: "#f3e8ff", stroke: "#9333ea" },
-  consolidate: { fill: "#ccfbf1", stroke: "#0d9488" },
+export const CANONICAL: Readonly<Record<string, Swatch>> = {
+  retrieve: { fill: "#8cc2e0", stroke: "#0077bb" },
+  route: { fill: "#d1c28c", stroke: "#997700" },
+  act: { fill: "#dbebe0", stroke: "#117733" },
+  learn: { fill: "#dbbdcc", stroke: "#882255" },
+  consolidate: { fill: "#e3f2f0", stroke: "#44aa99" },
 };
 
-const CUSTOM: readonly Swatch[] = [
-  { fill: "#fce7f3", stroke: "#db2777" },
-  { fill: "#e0e7ff", stroke: "#4f46e5" },
-  { fill: "#ffedd5", stroke: "#ea580c" },
-  { fill: "#ecfccb", stroke: "#65a30d" },
-  { fill: "#cffafe", stroke: "#0891b2" },
-  { fill: "#fae8ff", stroke: "#c026d3" },
-  { fill: "#fef9c3", stroke: "#ca8a04" },
-  { fill: "#e2e8f0", stroke: "#475569" },
-  { fill: "#fee2e2", stroke: "#b91c1c" },
-  { fill: "#d1fae5", stroke: "#047857" },
-  { fill: "#ede9fe", stroke: "#6d28d9" },
-  { fill: "#fde68a", stroke: "#92400e" },
+export const CUSTOM: readonly Swatch[] = [
+  { fill: "#d9d9d9", stroke: "#000000" },
+  { fill: "#c2bddb", stroke: "#332288" },
+  { fill: "#f0f0e0", stroke: "#999933" },
+  { fill: "#f7a3c2", stroke: "#ee3377" },
+  { fill: "#babaa3", stroke: "#666633" },
+  { fill: "#f2e3f0", stroke: "#aa4499" },
+  { fill: "#f7e8eb", stroke: "#cc6677" },
+  { fill: "#d1c2c2", stroke: "#663333" },
+  { fill: "#bad1e8", stroke: "#6699cc" },
+  { fill: "#f0c2b8", stroke: "#cc3311" },
+  { fill: "#b2c7db", stroke: "#004488" },
+  { fill: "#f0e3e6", stroke: "#994455" },
 ];
+
+/**
+ * FNV-1a over the name's UTF-16 code units, then MurmurHash3's finaliser (FNV's low bits alone
+ * spread poorly over 12 colours): the same name, the same colour, in every diagram and run. The
+ * salt is one under which the spec's ten custom kinds (§15.2, §15.3, and the coding loops'
+ * dispatch) all get different colours, since they are drawn together most often.
+ */
+export function customSwatchIndex(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  h ^= SALT;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) % CUSTOM.length;
+}
+
+const SALT = 1298;
 
 export const NEUTRAL: Swatch = { fill: "#f8fafc", stroke: "#64748b" };
 export const MISSING: Swatch = { fill: "#fee2e2", stroke: "#dc2626" };
@@ -65,6 +91,8 @@ export interface KindStyle {
   /** What the legend prints. */
   name: string;
   swatch: Swatch;
+  /** A second border, for a custom kind whose colour an earlier kind of this diagram already has. */
+  double: boolean;
 }
 
 /** Every phase kind the graph uses, canonical kinds first in §3.2 order, then custom kinds by name. */
@@ -74,12 +102,16 @@ export function kindStyles(graph: DiagramGraph): KindStyle[] {
     const key = kindKey(node);
     if (key !== undefined) keys.add(key);
   }
-  const canonical = CANONICAL_PHASE_KINDS.filter((k) => keys.has(k)).map((k) => ({ key: k, name: k, swatch: CANONICAL[k] as Swatch }));
+  const canonical = CANONICAL_PHASE_KINDS.filter((k) => keys.has(k)).map((k) => ({ key: k, name: k, swatch: CANONICAL[k] as Swatch, double: false }));
   const others = [...keys].filter((k) => !Object.hasOwn(CANONICAL, k)).sort();
-  const custom = others.map((key, i) => ({
-    key,
-    name: key.startsWith("custom:") ? `custom: ${clean(key.slice("custom:".length)) || "(unnamed)"}` : clean(key) || "(no kind)",
-    swatch: key.startsWith("custom:") ? (CUSTOM[i % CUSTOM.length] as Swatch) : NEUTRAL,
-  }));
+  const taken = new Set<number>();
+  const custom = others.map((key) => {
+    if (!key.startsWith("custom:")) return { key, name: clean(key) || "(no kind)", swatch: NEUTRAL, double: false };
+    const name = key.slice("custom:".length);
+    const index = customSwatchIndex(name);
+    const double = taken.has(index);
+    taken.add(index);
+    return { key, name: `custom: ${clean(name) || "(unnamed)"}`, swatch: CUSTOM[index] as Swatch, double };
+  });
   return [...canonical, ...custom];
 }

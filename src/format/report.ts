@@ -3,7 +3,7 @@
  * the same view of the results: files by path, diagnostics by position, and under --quiet the
  * errors only (the summary then counts what is shown).
  */
-import type { FileResult, Severity } from "../validator/diagnostic.js";
+import type { FileResult } from "../validator/diagnostic.js";
 import { formatCompact } from "./compact.js";
 import { formatGithub } from "./github.js";
 import { formatJson } from "./json.js";
@@ -12,16 +12,12 @@ import { formatPretty } from "./pretty.js";
 import { formatSarif } from "./sarif.js";
 import { stepSummary } from "./step-summary.js";
 import { ordered } from "./text.js";
+import type { RuleHelp } from "./rule-help.js";
 
 export type FormatName = "pretty" | "compact" | "json" | "sarif" | "github" | "junit";
 export const FORMAT_NAMES: readonly FormatName[] = ["pretty", "compact", "json", "sarif", "github", "junit"];
 
-export interface RuleHelp {
-  id: string;
-  summary: string;
-  explanation: string;
-  defaultSeverity: Severity;
-}
+export type { RuleHelp } from "./rule-help.js";
 
 export interface ReportOptions {
   /** ANSI colours (pretty only); false under NO_COLOR, --no-color, or when stdout is not a terminal. */
@@ -36,6 +32,8 @@ export interface ReportOptions {
    * say ✖ and why, instead of claiming success for a run that exits 1.
    */
   failure?: string;
+  /** Compact output ends with a one-line verdict (for a terminal; piped output stays one line per diagnostic). */
+  summaryLine?: boolean;
   /** Also write the step summary in formats other than github (every format under GitHub Actions). */
   stepSummary?: boolean;
 }
@@ -65,7 +63,7 @@ function formatStdout(format: FormatName, shown: readonly FileResult[], options:
     case "pretty":
       return formatPretty(shown, { color: options.color, quiet: options.quiet === true, ...(options.failure ? { failure: options.failure } : {}) });
     case "compact":
-      return formatCompact(shown);
+      return formatCompact(shown, options.summaryLine ? { quiet: options.quiet === true, ...(options.failure ? { failure: options.failure } : {}) } : undefined);
     case "json":
       return formatJson(shown);
     case "sarif":

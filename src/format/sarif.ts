@@ -6,7 +6,7 @@
  */
 import type { Diagnostic, FileResult, RelatedLocation, Severity } from "../validator/diagnostic.js";
 import { INFORMATION_URI, ruleHelpUri } from "./links.js";
-import type { RuleHelp } from "./report.js";
+import type { RuleHelp } from "./rule-help.js";
 import { messageWithSuggestion, wellFormed } from "./text.js";
 
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";

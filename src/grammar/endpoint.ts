@@ -1,5 +1,5 @@
 import { intern } from "../source/intern.js";
-import { closest } from "../validator/suggest.js";
+import { closest } from "./suggest.js";
 import { type ParseResult, fail, isSpace, lengthError, ok, quote } from "./grammar-error.js";
 
 /** Where a phase's input comes from or its output goes (`inputs.from`, `outputs.to`). */
@@ -8,6 +8,7 @@ export type EndpointRef = (
   | { kind: "phase"; phase: string }
   | { kind: "substrate"; slot: string }
   | { kind: "signal"; token: string }
+  | { kind: "loop"; loop: string }
 ) & {
   /** Offset and length of this alternative (e.g. `phase:missing`) within the parsed text. */
   offset: number;
@@ -18,12 +19,15 @@ export const SUBSTRATE_SLOTS = ["memory", "policy", "audit", "auth", "transport"
 
 export const PHASE_ID = /^[a-z0-9_]+$/;
 const SIGNAL_TOKEN = /^[A-Za-z][A-Za-z0-9_]*$/;
-const PREFIXES = ["external", "phase", "substrate", "signal"];
-const FORMS = "use external, phase:<id>, substrate:<slot> or signal:<Token>";
+/** A loop_id as the schema writes it: dotted lowercase. */
+export const LOOP_ID = /^[a-z0-9_]+(\.[a-z0-9_]+)+$/;
+const PREFIXES = ["external", "phase", "substrate", "signal", "loop"];
+const FORMS = "use external, phase:<id>, substrate:<slot>, signal:<Token> or loop:<loop_id>";
 
 /**
- * Parses `external`, `phase:<id>`, `substrate:<slot>`, `signal:<Token>`, or alternatives of
- * these joined by `|` (`external|signal:OutcomeSignal`). Whether a phase exists or a token is
+ * Parses `external`, `phase:<id>`, `substrate:<slot>`, `signal:<Token>`, `loop:<loop_id>` (as
+ * the protocol authors' published manifests write another loop), or alternatives of these
+ * joined by `|` (`external|signal:OutcomeSignal`). Whether a phase exists or a token is
  * canonical is the validator's business; this checks only the form.
  */
 export function parseEndpoints(text: string): ParseResult<readonly EndpointRef[]> {
@@ -88,6 +92,10 @@ function parseAlternative(alt: string, offset: number): ParseResult<EndpointRef>
         return fail(`invalid signal token ${quote(value)} (a name such as OutcomeSignal)`, valueOffset, value.length);
       }
       return ok(endpointRef("signal", intern(value), offset, length));
+    case "loop":
+      if (value === "") return fail(`expected a loop_id after "loop:" (e.g. loop:prism.benchmark)`, offset, length);
+      if (!LOOP_ID.test(value)) return fail(`invalid loop_id ${quote(value)} (dotted lowercase, e.g. prism.benchmark)`, valueOffset, value.length);
+      return ok(endpointRef("loop", intern(value), offset, length));
     default: {
       const near = closest(prefix, PREFIXES) ?? PREFIXES.find((p) => prefix.length >= 2 && p.startsWith(prefix.toLowerCase()));
       const hint = near === undefined ? "" : `, did you mean ${quote(near === "external" ? near : `${near}:`)}?`;
@@ -106,6 +114,7 @@ function endpointRef(kind: EndpointRef["kind"], name: string | undefined, offset
     phase: kind === "phase" ? name : undefined,
     slot: kind === "substrate" ? name : undefined,
     token: kind === "signal" ? name : undefined,
+    loop: kind === "loop" ? name : undefined,
     offset,
     length,
   } as EndpointRef;
@@ -119,5 +128,6 @@ function bareHint(alt: string): string {
   else if ((SUBSTRATE_SLOTS as readonly string[]).includes(alt)) guess = `substrate:${alt}`;
   else if (/^[A-Z][A-Za-z0-9_]*$/.test(alt)) guess = `signal:${alt}`;
   else if (PHASE_ID.test(alt)) guess = `phase:${alt}`;
+  else if (LOOP_ID.test(alt)) guess = `loop:${alt}`;
   return guess === undefined ? "" : `, did you mean ${quote(guess)}?`;
 }

@@ -1,4 +1,4 @@
-import { closest } from "../validator/suggest.js";
+import { closest } from "./suggest.js";
 import { MAX_SAFE, scaleExact, scanDecimal } from "./decimal.js";
 import { type ParseResult, fail, isDigit, isLetter, isSpace, lengthError, ok, quote } from "./grammar-error.js";
 

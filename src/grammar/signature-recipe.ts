@@ -9,15 +9,25 @@ export interface SignatureField {
 }
 
 export interface SignatureRecipe {
-  fn: "hash" | "blake3";
+  /** The function as written: `hash` and `blake3` mean BLAKE3-256; others are named by the recipe only. */
+  fn: string;
+  /** `canonical_json` or `jcs` when the recipe spells the serialisation: `sha256(canonical_json({a, b}))`. */
+  encoding?: string;
   fields: readonly SignatureField[];
 }
 
 const EXAMPLE = "e.g. hash(query, workspace_id, k)";
+/** Functions pulse signs with: BLAKE3-256 (§5.6 recommends it; decisions.md). */
+export const BLAKE3_FUNCTIONS: readonly string[] = ["hash", "blake3"];
+/** Other digests the protocol's published manifests name; accepted, and signed with BLAKE3 (the validator warns). */
+const OTHER_FUNCTIONS: readonly string[] = ["sha256", "sha384", "sha512", "sha3_256", "sha3_512", "blake2b", "blake2s"];
+const ENCODINGS: readonly string[] = ["canonical_json", "jcs"];
 
 /**
- * Parses a `phase.signature` recipe, which names the input fields that enter the signature
- * hash. Both `hash` and `blake3` mean BLAKE3-256 (decisions.md); the name is kept for display.
+ * Parses a `phase.signature` recipe, which names the input fields that enter the signature hash:
+ * `hash(query, workspace_id, k)`, and the spelled-out form of published manifests,
+ * `sha256(canonical_json({query, workspace_id}))` (the serialisation, and braces around the
+ * fields, optional). Which function the runtime really applies is its business (BLAKE3-256).
  */
 export function parseSignatureRecipe(text: string): ParseResult<SignatureRecipe> {
   const tooLong = lengthError(text, "signature recipe");
@@ -28,23 +38,39 @@ export function parseSignatureRecipe(text: string): ParseResult<SignatureRecipe>
   while (i < text.length && isIdentPart(text.charCodeAt(i))) i++;
   const fn = text.slice(fnStart, i);
   if (fn === "") return fail(`a signature recipe is a function of input fields (${EXAMPLE})`, fnStart, 1);
-  if (fn !== "hash" && fn !== "blake3") {
-    return fail(`unknown signature function ${quote(fn)} (use hash or blake3)`, fnStart, fn.length);
+  if (!BLAKE3_FUNCTIONS.includes(fn) && !OTHER_FUNCTIONS.includes(fn)) {
+    return fail(`unknown signature function ${quote(fn)} (use hash or blake3; ${OTHER_FUNCTIONS.join(", ")} are read too)`, fnStart, fn.length);
   }
-  i = skipSpace(text, i);
-  if (text[i] !== "(") return fail(`expected "(" after ${quote(fn)} (${EXAMPLE})`, i, i < text.length ? 1 : 0);
-  const open = i;
-  i++;
+  const outer = openParen(text, i, fn);
+  if (!outer.ok) return outer;
+  i = skipSpace(text, outer.value);
+  const closers = [{ char: ")", at: outer.value - 1 }];
+
+  // An optional serialisation, `canonical_json(`, then optional braces around the field list.
+  const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i, i + 32))?.[0];
+  let encoding: string | undefined;
+  if (word !== undefined && ENCODINGS.includes(word) && text[skipSpace(text, i + word.length)] === "(") {
+    encoding = word;
+    const inner = openParen(text, i + word.length, word);
+    if (!inner.ok) return inner;
+    closers.push({ char: ")", at: inner.value - 1 });
+    i = skipSpace(text, inner.value);
+  }
+  if (text[i] === "{") {
+    closers.push({ char: "}", at: i });
+    i++;
+  }
+  const innermost = closers[closers.length - 1] as { char: string; at: number };
 
   const fields: SignatureField[] = [];
   const seen = new Set<string>();
   for (;;) {
     i = skipSpace(text, i);
-    if (text[i] === ")" && fields.length === 0) return fail(`name at least one input field (${EXAMPLE})`, open, i + 1 - open);
+    if (text[i] === innermost.char && fields.length === 0) return fail(`name at least one input field (${EXAMPLE})`, innermost.at, i + 1 - innermost.at);
     const field = scanPath(text, i);
     if (!field.ok) {
       if (field.error.offset !== i) return field;
-      const after = fields.length === 0 ? `"("` : `","`;
+      const after = fields.length === 0 ? quote(text[innermost.at] ?? "(") : `","`;
       const found = i < text.length ? `, found ${quote(text[i] ?? "")}` : "";
       return fail(`expected a field name after ${after}${found}`, i, i < text.length ? 1 : 0);
     }
@@ -57,14 +83,31 @@ export function parseSignatureRecipe(text: string): ParseResult<SignatureRecipe>
       i++;
       continue;
     }
-    if (text[i] === ")") break;
-    if (i === text.length) return fail(`unclosed "("`, open, 1);
-    return fail(`expected "," or ")" after ${quote(key)}, found ${quote(text[i] ?? "")}`, i, 1);
+    if (text[i] === innermost.char) break;
+    if (i === text.length) return fail(`unclosed ${quote(text[innermost.at] ?? "(")}`, innermost.at, 1);
+    return fail(`expected "," or ${quote(innermost.char)} after ${quote(key)}, found ${quote(text[i] ?? "")}`, i, 1);
   }
-  const close = i;
-  i = skipSpace(text, close + 1);
-  if (i < text.length) return fail(`unexpected ${quote(text.slice(i).trimEnd())} after ")"`, i, text.length - i);
-  return ok({ fn, fields });
+  // Close what was opened, innermost first.
+  let end = i;
+  for (let c = closers.length - 1; c >= 0; c--) {
+    const closer = closers[c] as { char: string; at: number };
+    i = skipSpace(text, i);
+    if (text[i] !== closer.char) {
+      if (i === text.length) return fail(`unclosed ${quote(text[closer.at] ?? "(")}`, closer.at, 1);
+      return fail(`expected ${quote(closer.char)}, found ${quote(text[i] ?? "")}`, i, 1);
+    }
+    end = i++;
+  }
+  i = skipSpace(text, i);
+  if (i < text.length) return fail(`unexpected ${quote(text.slice(i).trimEnd())} after ${quote(text[end] ?? ")")}`, i, text.length - i);
+  return ok(encoding === undefined ? { fn, fields } : { fn, encoding, fields });
+}
+
+/** `name (` with the offset just past the parenthesis. */
+function openParen(text: string, from: number, name: string): ParseResult<number> {
+  const at = skipSpace(text, from);
+  if (text[at] !== "(") return fail(`expected "(" after ${quote(name)} (${EXAMPLE})`, at, at < text.length ? 1 : 0);
+  return ok(at + 1);
 }
 
 function scanPath(text: string, start: number): ParseResult<SignatureField> {

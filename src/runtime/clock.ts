@@ -11,19 +11,32 @@ export interface Clock {
   timer(ms: number, fire: () => void): () => void;
 }
 
+/**
+ * setTimeout holds 2^31-1 ms (24.8 days) and fires after 1 ms for anything longer, Infinity
+ * included. A longer wait is capped at that; an infinite one (timeout_ms: .inf) never fires.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+const timerDelay = (ms: number): number | undefined => (ms === Number.POSITIVE_INFINITY ? undefined : Math.min(MAX_TIMER_MS, Math.max(0, ms || 0)));
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   timer: (ms, fire) => {
-    const t = setTimeout(fire, Math.max(0, ms));
+    const delay = timerDelay(ms);
+    if (delay === undefined) return () => undefined;
+    const t = setTimeout(fire, delay);
     return () => clearTimeout(t);
   },
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const timer = setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      const delay = timerDelay(ms);
+      const timer =
+        delay === undefined
+          ? undefined
+          : setTimeout(() => {
+              signal?.removeEventListener("abort", onAbort);
+              resolve();
+            }, delay);
       const onAbort = () => {
         clearTimeout(timer);
         reject(signal?.reason);

@@ -3,10 +3,11 @@
  * Nothing here throws on bad content; it becomes a positioned problem. Only I/O failures
  * (missing or unreadable files) throw, as SourceReadError, because they are usage errors.
  */
-import { open, type FileHandle } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, stat, type FileHandle } from "node:fs/promises";
 import { extname } from "node:path";
 import { LineIndex } from "./line-index.js";
-import { parseJsonc, type SourceProblem } from "./jsonc.js";
+import { parseJsonc, type ParsedSource, type SourceProblem } from "./jsonc.js";
 import type { SourceNode } from "./source-node.js";
 
 export type SourceFormat = "json" | "yaml";
@@ -67,13 +68,6 @@ function tooLarge(file: string, size: number | undefined, maxBytes: number): Man
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-let yamlParser: typeof import("./yaml-source.js").parseYaml | undefined;
-
-/** The YAML package costs ~30 ms to import: only pay for it when a YAML document shows up. */
-export async function loadYamlParser(): Promise<void> {
-  yamlParser ??= (await import("./yaml-source.js")).parseYaml;
-}
-
 /** `streamed`: the bytes were read up to just past the limit (stdin), so their count is not the size. */
 export async function parseSourceBytes(file: string, bytes: Uint8Array, options: { maxBytes?: number; format?: SourceFormat; streamed?: boolean } = {}): Promise<ManifestSource> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -89,29 +83,44 @@ export async function parseSourceBytes(file: string, bytes: Uint8Array, options:
     return fileProblem(file, "input/encoding", "the file is not valid UTF-8 text");
   }
   const format = options.format ?? formatForFile(file) ?? sniffFormat(text);
-  if (format === "yaml") await loadYamlParser();
-  return parseSourceText(file, text, format);
+  if (format === "json") return sourceFromText(file, text, format, parseJsonc);
+  // The YAML package costs ~30 ms to import: only a YAML document pays for it.
+  const { parseYaml } = await import("./yaml-source.js");
+  return sourceFromText(file, text, format, parseYaml);
 }
 
-/** Synchronous parse of text already in memory. YAML requires loadYamlParser() first. */
-export function parseSourceText(file: string, text: string, format: SourceFormat = formatForFile(file) ?? sniffFormat(text)): ManifestSource {
+/**
+ * Text already in memory, parsed with `parse`. The public, synchronous `parseSourceText` (any
+ * format) is in parse-text.ts; this one lets the CLI load the YAML parser only when needed.
+ */
+export function sourceFromText(file: string, text: string, format: SourceFormat, parse: (text: string) => ParsedSource): ManifestSource {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const lines = new LineIndex(text);
   if (text.trim() === "") {
     return { file, format, text, lines, value: undefined, problems: [{ rule: "input/empty", message: "the file is empty", start: 0, end: 0, severity: "error" }] };
   }
-  if (format === "yaml" && !yamlParser) throw new Error("parseSourceText: call loadYamlParser() before parsing YAML");
-  const parsed = format === "json" ? parseJsonc(text) : (yamlParser as NonNullable<typeof yamlParser>)(text);
+  const parsed = parse(text);
   const source: ManifestSource = { file, format, text, lines, value: parsed.value, problems: parsed.problems };
   if (parsed.root) source.root = parsed.root;
   return source;
 }
 
-export async function readSource(file: string, options: { maxBytes?: number } = {}): Promise<ManifestSource> {
+/** How long a named pipe may stay without a writer, or silent, before reading it is given up. */
+export const DEFAULT_PIPE_TIMEOUT_MS = 10_000;
+
+export async function readSource(file: string, options: { maxBytes?: number; pipeTimeoutMs?: number } = {}): Promise<ManifestSource> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   let handle: FileHandle | undefined;
   let bytes: Uint8Array;
   try {
+    // A named pipe opened for reading blocks until a writer opens it, and would hold the command
+    // (and a libuv thread) forever: open it without blocking and wait for data with a deadline.
+    if ((await stat(file)).isFIFO()) {
+      handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+      bytes = await readPipe(handle, file, maxBytes + 1, options.pipeTimeoutMs ?? DEFAULT_PIPE_TIMEOUT_MS);
+      if (bytes.length > maxBytes) return tooLarge(file, undefined, maxBytes);
+      return parseSourceBytes(file, bytes, { maxBytes });
+    }
     handle = await open(file, "r");
     const s = await handle.stat();
     if (s.isDirectory()) throw new SourceReadError(file, `${file} is a directory`);
@@ -131,6 +140,39 @@ export async function readSource(file: string, options: { maxBytes?: number } = 
 }
 
 const CHUNK = 64 * 1024;
+const PIPE_POLL_MS = 10;
+
+/**
+ * Reads a pipe opened with O_NONBLOCK: EAGAIN means a writer is there but quiet, and 0 bytes means
+ * no writer (before any data arrived: none has opened it yet) or the end (after data).
+ */
+async function readPipe(handle: FileHandle, file: string, limit: number, timeoutMs: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let quietSince = Date.now();
+  const buffer = Buffer.allocUnsafe(CHUNK);
+  while (total < limit) {
+    let bytesRead = -1;
+    try {
+      ({ bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, limit - total), null));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+    }
+    if (bytesRead > 0) {
+      chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
+      total += bytesRead;
+      quietSince = Date.now();
+      continue;
+    }
+    if (bytesRead === 0 && total > 0) break;
+    if (Date.now() - quietSince >= timeoutMs) {
+      const why = total > 0 || bytesRead < 0 ? "its writer sent nothing" : "no program opened it for writing";
+      throw new SourceReadError(file, `${file} is a named pipe and ${why} for ${timeoutMs / 1000} s: start the writer first (e.g. cat loop.yaml > ${file} &), or pass the manifest itself`);
+    }
+    await new Promise((r) => setTimeout(r, PIPE_POLL_MS));
+  }
+  return Buffer.concat(chunks);
+}
 
 /** Reads until end of file or `limit` bytes. A right `sizeHint` makes it one buffer and two reads. */
 async function readAtMost(handle: FileHandle, limit: number, sizeHint: number): Promise<Uint8Array> {

@@ -11,6 +11,8 @@ import { MAX_NESTING } from "./jsonc.js";
 import { setOwn } from "./own-property.js";
 import { intern } from "./intern.js";
 import { LineIndex } from "./line-index.js";
+import { excessiveYamlNesting } from "./yaml-depth.js";
+import { findMisindentedLine } from "./yaml-indentation.js";
 
 /** Nodes materialised after alias expansion; far above any real manifest, far below a bomb. */
 export const MAX_EXPANDED_NODES = 100_000;
@@ -18,6 +20,8 @@ export const MAX_EXPANDED_NODES = 100_000;
 class Budget extends Error {}
 
 export function parseYaml(text: string): ParsedSource {
+  const deep = excessiveYamlNesting(text);
+  if (deep >= 0) return { value: undefined, problems: [{ rule: "input/too-deep", message: `nesting deeper than ${MAX_NESTING} levels`, start: deep, end: deep + 1, severity: "error" }] };
   const doc = parseDocument(text, {
     lineCounter: new LineCounter(),
     merge: true,
@@ -46,9 +50,10 @@ export function parseYaml(text: string): ParsedSource {
 }
 
 /**
- * The package's errors in our words where its own would mislead: it reports nesting deep enough
- * to exhaust the stack as "maximum call stack size exceeded" (possibly several times), and a
- * second document with advice for its API.
+ * One syntax error, in words a user can act on, where the package reports several (a
+ * mis-indented line yields a cascade, positioned at the line before, at column 1). Nesting deep
+ * enough to exhaust the stack is "too deep"; a mis-indented line is named with the column it
+ * should have; otherwise the package's first error, reworded where its own words mislead.
  */
 function syntaxProblems(errors: readonly YAMLError[], text: string): SourceProblem[] {
   // Only nesting recurses in the composer, and far past MAX_NESTING before the stack runs out.
@@ -58,16 +63,58 @@ function syntaxProblems(errors: readonly YAMLError[], text: string): SourceProbl
     const at = exhausted.pos[0];
     return [{ rule: "input/too-deep", message: `nesting deeper than ${MAX_NESTING} levels`, start: at, end: at + 1, severity: "error" }];
   }
-  const problems: SourceProblem[] = [];
-  for (const e of errors) {
-    const [start, end] = e.pos;
-    if (e.code === "MULTIPLE_DOCS") {
-      problems.push(secondDocument(text, start, end));
-    } else {
-      problems.push({ rule: "yaml/syntax", message: cleanMessage(e.message), start, end: Math.max(end, start + 1), severity: "error" });
+  if (errors.length === 0) return [];
+  const first = [...errors].sort((a, b) => a.pos[0] - b.pos[0])[0] as YAMLError;
+  const [start, end] = first.pos;
+  if (first.code === "MULTIPLE_DOCS") return [secondDocument(text, start, end)];
+  const lines = new LineIndex(text);
+  const misindented = first.code === "TAB_AS_INDENT" ? undefined : findMisindentedLine(text);
+  // The package notices a mis-indented line at or a few lines after it (a blank line between).
+  if (misindented && lines.position(misindented.start).line <= lines.position(start).line + 3) {
+    return [{ rule: "yaml/syntax", message: misindented.message, start: misindented.start, end: misindented.end, severity: "error" }];
+  }
+  const { message, at } = reworded(first, text, lines);
+  return [{ rule: "yaml/syntax", message, start: at?.[0] ?? start, end: at?.[1] ?? Math.max(end, start + 1), severity: "error" }];
+}
+
+/** The package's message for the codes users meet most, in words that say what to change. */
+function reworded(e: YAMLError, text: string, lines: LineIndex): { message: string; at?: [number, number] } {
+  const { line } = lines.position(e.pos[0]);
+  const raw = e.message.split("\n")[0] ?? e.message;
+  switch (e.code) {
+    case "TAB_AS_INDENT":
+      return { message: `line ${line} is indented with a tab: YAML indentation is spaces only` };
+    case "MISSING_CHAR":
+      if (/quote/i.test(raw)) {
+        const open = lastQuoteBefore(text, e.pos[0]);
+        return open < 0 ? { message: "a quoted string is never closed: add the closing quote" } : { message: `this quoted string is never closed: add the closing ${text[open]}`, at: [open, open + 1] };
+      }
+      break;
+    case "BAD_INDENT":
+      if (/^Flow (sequence|mapping)/.test(raw)) {
+        const bracket = /sequence/.test(raw) ? "[" : "{";
+        const open = text.lastIndexOf(bracket, e.pos[0]);
+        const close = bracket === "[" ? "]" : "}";
+        return { message: `this ${bracket === "[" ? "list" : "mapping"} is never closed: end it with "${close}", and indent its continuation lines deeper than its key`, ...(open < 0 ? {} : { at: [open, open + 1] as [number, number] }) };
+      }
+      break;
+    case "BLOCK_AS_IMPLICIT_KEY":
+      return { message: `a value on the same line as its key cannot be another "key: value": put it on its own line, indented under the key, or quote it` };
+    case "BAD_SCALAR_START": {
+      const c = /character (.)/.exec(raw)?.[1];
+      return { message: `a plain value cannot start with ${c ?? "this character"}: quote the value` };
     }
   }
-  return problems;
+  return { message: cleanMessage(raw) };
+}
+
+/** Where the unclosed quote before `at` opens: the last quote character at the start of a value. */
+function lastQuoteBefore(text: string, at: number): number {
+  for (let i = Math.min(at, text.length - 1); i >= 0; i--) {
+    const c = text[i];
+    if ((c === '"' || c === "'") && (i === 0 || /[\s[{,:]/.test(text[i - 1] as string))) return i;
+  }
+  return -1;
 }
 
 /** The package points at the second document: its `---` marker, or its content after a `...`. */
@@ -183,10 +230,9 @@ class Walker {
   private scalar(v: unknown, start: number, end: number): unknown {
     if (typeof v === "string") return intern(v);
     if (v === null || typeof v === "boolean") return v;
-    if (typeof v === "number") {
-      if (!Number.isFinite(v)) this.fail("yaml/non-json-value", `${v} is not a number JSON can represent`, start, end);
-      return v;
-    }
+    // .inf, .nan and 1e400 stay numbers, as the published schema sees them; the validator warns
+    // about them (pulse/number-not-finite) where it knows which field they are.
+    if (typeof v === "number") return v;
     if (typeof v === "bigint") return Number(v);
     return this.fail("yaml/non-json-value", "this value (binary data, a timestamp or a custom type) has no JSON equivalent", start, end);
   }

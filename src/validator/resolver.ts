@@ -10,7 +10,7 @@ import type { GrammarError } from "../grammar/grammar-error.js";
 import { childPath, type Path } from "../source/source-node.js";
 import { asObject, asString, type Json } from "./access.js";
 import { PhaseIndex } from "./phase-index.js";
-import { closest } from "./suggest.js";
+import { closest } from "../grammar/suggest.js";
 
 export type PhaseRefRole = "closure.from_phase" | "closure.to_phase" | "connection.emit_phase" | "endpoint" | "inner_loop.trigger";
 

@@ -6,7 +6,7 @@
 import type { ErrorObject } from "ajv";
 import { SUPPORTED_PROTOCOL_VERSION } from "../manifest/types.js";
 import type { Finding } from "./finding.js";
-import { closest, didYouMean } from "./suggest.js";
+import { closest, didYouMean } from "../grammar/suggest.js";
 import { childPath, pointerSegments, toPointer } from "../source/source-node.js";
 
 const PATTERN_TEXT: Record<string, string> = {

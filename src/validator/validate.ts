@@ -4,7 +4,8 @@
  * the catalogue, --strict and --config decide.
  */
 import type { ManifestSource } from "../source/load.js";
-import { parseSourceText } from "../source/load.js";
+import { sourceFromText } from "../source/load.js";
+import { parseJsonc } from "../source/jsonc.js";
 import { spanOf, toPointer, type Span } from "../source/source-node.js";
 import { compareDiagnostics, type Diagnostic, type FileResult, type Severity } from "./diagnostic.js";
 import { asObject } from "./access.js";
@@ -20,6 +21,8 @@ import { checkPhases } from "./rules/phases.js";
 import { checkConnections } from "./rules/connections.js";
 import { checkNesting } from "./rules/nesting.js";
 import { checkSystem } from "./rules/system.js";
+import { checkNumbers } from "./rules/numbers.js";
+import { checkDataFlow } from "./rules/data-flow.js";
 
 const LOOP_ID_PATH = ["loop_id"] as const;
 
@@ -155,6 +158,8 @@ export function validateSources(sources: readonly ManifestSource[], options: Val
     checkPhases(manifest, model, report);
     checkConnections(model, report);
     checkNesting(model, report);
+    checkNumbers(manifest, report);
+    checkDataFlow(model, report);
     entries.push({ entry: { file: source.file, manifest, model }, file });
   }
 
@@ -185,6 +190,9 @@ export function validateSources(sources: readonly ManifestSource[], options: Val
   return files.map((f) => f.result());
 }
 
+const INFINITY_MARK = "\u0000pulse:Infinity";
+const INFINITY_TEXT = /"(-?)\\u0000pulse:Infinity"/g;
+
 /**
  * Validates an in-memory manifest (the runtime's entry point). Positions refer to the manifest
  * serialised as 2-space JSON, and the pointer names the field either way.
@@ -192,10 +200,11 @@ export function validateSources(sources: readonly ManifestSource[], options: Val
 export function validateValue(value: unknown, name = "<manifest>", options: ValidateOptions = {}): FileResult {
   let text: string;
   try {
-    text = JSON.stringify(value, null, 2) ?? "";
+    // JSON.stringify writes ±Infinity as null; a file would spell it 1e400, which reads back as Infinity.
+    text = (JSON.stringify(value, (_, v: unknown) => (v === Infinity ? INFINITY_MARK : v === -Infinity ? `-${INFINITY_MARK}` : v), 2) ?? "").replace(INFINITY_TEXT, "$11e400");
   } catch {
     text = "";
   }
-  const source = parseSourceText(name, text, "json");
+  const source = sourceFromText(name, text, "json", parseJsonc);
   return validateSources([source], options)[0] as FileResult;
 }

@@ -18,6 +18,7 @@ import { inMemorySubstrates } from "../../adapters/memory/index.js";
 import { SUBSTRATE_OPERATIONS } from "../../src/substrates/contracts.js";
 import { ctx } from "./helpers.js";
 import { outcome, SCRIPT } from "./script.js";
+import { itWhen } from "../helpers/requires.js";
 
 const doc = readFileSync(new URL("../../docs/substrates-http.md", import.meta.url), "utf8");
 
@@ -115,7 +116,7 @@ describe("docs/substrates-http.md", () => {
   });
 
   const python = spawnSync("python3", ["--version"]).status === 0;
-  it.skipIf(!python)("its Python server works with the TypeScript client", async () => {
+  itWhen(Boolean(python), "python3")("its Python server works with the TypeScript client", async () => {
     const code = /## A server in a dozen lines of Python[\s\S]*?```python\n([\s\S]*?)```/.exec(doc)![1]!;
     const port = 20000 + Math.floor(Math.random() * 20000);
     const file = join(tmpdir(), `pulse-auth-${process.pid}.py`);

@@ -31,6 +31,7 @@ import {
 import type { ConformanceReport } from "../../conformance/report/types.js";
 import { exampleBlock, readDoc } from "../format/markdown-blocks.js";
 import { DIGEST, reportBytes, sampleReport } from "./sample-report.js";
+import { itWhen } from "../helpers/requires.js";
 
 const SPEC_NUMBERS = Array.from({ length: 12 }, (_, i) => i + 1);
 
@@ -319,7 +320,7 @@ describe("attestation", () => {
 const hasTools = ["openssl", "jq", "sha256sum", "base64"].every((tool) => spawnSync(tool, ["--version"], { stdio: "ignore" }).error === undefined);
 
 describe("the generic-tools recipe in docs/conformance/attestation.md", () => {
-  it.skipIf(!hasTools)("verifies our attestation with openssl and jq", () => {
+  itWhen(Boolean(hasTools), "openssl and jq")("verifies our attestation with openssl and jq", () => {
     const dir = mkdtempSync(join(tmp, "openssl-"));
     const { envelope, bytes } = attested();
     writeFileSync(join(dir, "report.dsse.json"), JSON.stringify(envelope, null, 2));

@@ -49,9 +49,10 @@ describe("DOT", () => {
     expect(dot).toMatch(/"n\d+" -> "n\d+" \[style="dashed", color="#7c3aed", fontcolor="#7c3aed", class="nesting", lhead="cluster_1", label="when kappa > 0 · until_stable"\];/);
   });
 
-  it("draws the closure thick, labelled, and without constraining the layout", async () => {
+  it("draws the closure thick and labelled, laid out forwards from to_phase and drawn back to it (so it is routed inside its loop)", async () => {
     const dot = toDot(await graphOf(["manifests/prism.benchmark.yaml"]));
-    expect(dot).toContain('[penwidth=2.5, color="#dc2626", fontcolor="#dc2626", constraint=false, class="closure", label="closure via substrate:memory (next_tick)"];');
+    // compose is n1, diagnose n5: the edge runs compose -> diagnose, its arrow at compose.
+    expect(dot).toContain('"n1" -> "n5" [penwidth=2.5, color="#dc2626", fontcolor="#dc2626", class="closure", label="closure via substrate:memory (next_tick)", dir="back"];');
   });
 
   it("draws unloaded inner loops dashed with trigger and wait, connections token · delivery, dangling targets in red", async () => {

@@ -12,7 +12,7 @@ import { clean } from "../../src/diagram/labels.js";
 import { toMermaid } from "../../src/diagram/mermaid.js";
 import { renderDiagram } from "../../src/diagram/render.js";
 import { renderSvg } from "../../src/diagram/svg.js";
-import { parseSourceText } from "../../src/source/load.js";
+import { parseSourceText } from "../../src/source/parse-text.js";
 import { validateSources } from "../../src/validator/validate.js";
 import { baseManifest } from "../helpers/manifests.js";
 import { checkMermaid, decodeMermaidLabel } from "./mermaid-check.js";

@@ -78,7 +78,7 @@ describe("parseEndpoints rejects", () => {
   });
 
   it("never throws; every accepted alternative's span holds exactly its text", () => {
-    const alphabet = ["external", "phase:", "substrate:", "signal:", "memory", "a", "B", "_", "1", "|", " ", ":", "-"];
+    const alphabet = ["external", "phase:", "substrate:", "signal:", "loop:", "memory", "a", "B", "_", "1", ".", "|", " ", ":", "-"];
     fc.assert(
       fc.property(fc.oneof(anyText, stringFrom(alphabet, 12)), (text) => {
         const result = parseEndpoints(text);
@@ -89,7 +89,7 @@ describe("parseEndpoints rejects", () => {
         for (const ref of result.value) {
           const written = text.slice(ref.offset, ref.offset + ref.length);
           const expected =
-            ref.kind === "external" ? "external" : ref.kind === "phase" ? `phase:${ref.phase}` : ref.kind === "substrate" ? `substrate:${ref.slot}` : `signal:${ref.token}`;
+            ref.kind === "external" ? "external" : ref.kind === "phase" ? `phase:${ref.phase}` : ref.kind === "substrate" ? `substrate:${ref.slot}` : ref.kind === "loop" ? `loop:${ref.loop}` : `signal:${ref.token}`;
           expect(written).toBe(expected);
         }
       }),

@@ -32,6 +32,28 @@ describe("parseSignatureRecipe accepts", () => {
     });
   });
 
+  it("the spelled-out form of published manifests: a digest, a serialisation, braces", () => {
+    expect(parseSignatureRecipe("sha256(canonical_json({query, workspace_id}))")).toEqual({
+      ok: true,
+      value: {
+        fn: "sha256",
+        encoding: "canonical_json",
+        fields: [
+          { path: ["query"], offset: 23, length: 5 },
+          { path: ["workspace_id"], offset: 30, length: 12 },
+        ],
+      },
+    });
+    const fields = (t: string) => {
+      const r = parseSignatureRecipe(t);
+      return r.ok ? [r.value.fn, r.value.encoding, r.value.fields.map((f) => f.path.join("."))] : r.error.message;
+    };
+    expect(fields("sha256( canonical_json ( a.b , c ) )")).toEqual(["sha256", "canonical_json", ["a.b", "c"]]);
+    expect(fields("blake3({a})")).toEqual(["blake3", undefined, ["a"]]);
+    // A field that happens to be called canonical_json is a field.
+    expect(fields("hash(canonical_json, k)")).toEqual(["hash", undefined, ["canonical_json", "k"]]);
+  });
+
   it("a field next to a longer path through it (they are different inputs)", () => {
     const result = parseSignatureRecipe("hash(request, request.query)");
     expect(result.ok && result.value.fields.map((f) => f.path.join("."))).toEqual(["request", "request.query"]);
@@ -41,7 +63,11 @@ describe("parseSignatureRecipe accepts", () => {
 describe("parseSignatureRecipe rejects", () => {
   it.each([
     ["", "empty signature recipe", 0, 0],
-    ["sha256(query)", `unknown signature function "sha256" (use hash or blake3)`, 0, 6],
+    ["md5(query)", `unknown signature function "md5" (use hash or blake3; sha256,`, 0, 3],
+    ["sha256(canonical_json({query})", `unclosed "("`, 6, 1],
+    ["sha256(canonical_json({query)))", `expected "," or "}" after "query", found ")"`, 28, 1],
+    ["sha256(canonical_json({}))", "name at least one input field", 22, 2],
+    ["sha256({query}) x", `unexpected "x" after ")"`, 16, 1],
     ["(query)", "a signature recipe is a function of input fields", 0, 1],
     ["hash", `expected "(" after "hash"`, 4, 0],
     ["hash query", `expected "(" after "hash"`, 5, 1],
@@ -66,7 +92,7 @@ describe("parseSignatureRecipe rejects", () => {
   });
 
   it("never throws; accepted fields' spans hold exactly the dotted path", () => {
-    const alphabet = ["hash", "blake3", "(", ")", ",", ".", " ", "a", "b_1", "9"];
+    const alphabet = ["hash", "blake3", "sha256", "canonical_json", "(", ")", "{", "}", ",", ".", " ", "a", "b_1", "9"];
     fc.assert(
       fc.property(fc.oneof(anyText, stringFrom(alphabet, 16)), (text) => {
         const result = parseSignatureRecipe(text);

@@ -5,6 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSourceBytes, readSource, SourceReadError, sniffFormat } from "../../src/source/load.js";
+import { itWhen } from "../helpers/requires.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const rules = async (name: string, b: Uint8Array, maxBytes?: number) =>
@@ -50,13 +51,13 @@ describe("loading hostile input", () => {
     expect((await readSource(file, { maxBytes: 2048 })).problems[0]!.message).toMatch(/limited to 2 KiB/);
   });
 
-  it.skipIf(!existsSync("/dev/zero"))("refuses an endless device instead of reading it forever", async () => {
+  itWhen(existsSync("/dev/zero"), "a /dev/zero device", "skip")("refuses an endless device instead of reading it forever", async () => {
     const refused = await readSource("/dev/zero", { maxBytes: 100 });
     expect(refused.problems.map((p) => p.rule)).toEqual(["input/too-large"]);
     expect(refused.problems[0]!.message).toMatch(/over the limit; manifests are limited to 100 bytes/);
   });
 
-  it.skipIf(process.platform === "win32")("reads a pipe only up to the limit, and accepts a small manifest through one", async () => {
+  itWhen(process.platform !== "win32", "POSIX named pipes", "skip")("reads a pipe only up to the limit, and accepts a small manifest through one", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pulse-fifo-"));
     const fifo = join(dir, "loop.yaml");
     execFileSync("mkfifo", [fifo]);
@@ -71,6 +72,22 @@ describe("loading hostile input", () => {
     const [accepted] = await Promise.all([readSource(fifo, { maxBytes: 64 * 1024 }), writeFile(fifo, "loop_id: a.one\nphases: []\n")]);
     expect(accepted.problems).toEqual([]);
     expect(accepted.value).toEqual({ loop_id: "a.one", phases: [] });
+  });
+
+  itWhen(process.platform !== "win32", "POSIX named pipes", "skip")("gives up on a named pipe that no program writes to, saying so, instead of blocking forever", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-fifo-"));
+    const fifo = join(dir, "loop.yaml");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    const refused = readSource(fifo, { pipeTimeoutMs: 300 });
+    await expect(refused).rejects.toBeInstanceOf(SourceReadError);
+    await expect(refused).rejects.toThrow(`${fifo} is a named pipe and no program opened it for writing for 0.3 s: start the writer first`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    // The near miss: a writer that comes late, but within the time, is read.
+    const late = readSource(fifo, { pipeTimeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 150));
+    await writeFile(fifo, "loop_id: a.one\n");
+    expect((await late).value).toEqual({ loop_id: "a.one" });
   });
 
   it("throws SourceReadError for missing files and directories", async () => {

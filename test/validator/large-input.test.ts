@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSourceText } from "../../src/source/load.js";
+import { parseSourceText } from "../../src/source/parse-text.js";
 import { validateSources, validateValue } from "../../src/validator/validate.js";
 import { baseManifest } from "../helpers/manifests.js";
 

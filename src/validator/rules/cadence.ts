@@ -10,7 +10,7 @@ import { getOwn } from "../../source/own-property.js";
 import { childPath, type Path } from "../../source/source-node.js";
 import type { Finding, Report } from "../finding.js";
 import type { LoopModel } from "../resolver.js";
-import { closest, didYouMean } from "../suggest.js";
+import { closest, didYouMean } from "../../grammar/suggest.js";
 
 type Problem = Pick<Finding, "message" | "offset" | "length" | "suggestion">;
 type Check = (value: unknown, params: Json) => Problem | undefined;
@@ -138,7 +138,7 @@ function checkParams(type: string, cadenceSpec: CadenceSpec, cadence: Json, path
         rule: "pulse/cadence-param-missing",
         path: childPath(path, raw === undefined ? "type" : "params"),
         key: raw !== undefined,
-        message: `a ${type} cadence needs params.${name} (§8)`,
+        message: `${article(type)} ${type} cadence needs params.${name} (§8)`,
       });
     }
   }
@@ -148,7 +148,7 @@ function checkParams(type: string, cadenceSpec: CadenceSpec, cadence: Json, path
     if (!spec) {
       const suggestion = didYouMean(closest(name, cadenceSpec.known));
       const known = cadenceSpec.known.join(", ");
-      const f: Finding = { rule: "pulse/cadence-param-unknown", path: childPath(path, "params", name), key: true, message: `"${name}" is not a parameter of a ${type} cadence (known: ${known})` };
+      const f: Finding = { rule: "pulse/cadence-param-unknown", path: childPath(path, "params", name), key: true, message: `"${name}" is not a parameter of ${article(type)} ${type} cadence (known: ${known})` };
       report(suggestion ? { ...f, suggestion } : f);
       continue;
     }
@@ -160,4 +160,9 @@ function checkParams(type: string, cadenceSpec: CadenceSpec, cadence: Json, path
       report(f);
     }
   }
+}
+
+/** "an idle cadence", "an event cadence", "a periodic cadence". */
+function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? "an" : "a";
 }

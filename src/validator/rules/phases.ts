@@ -1,5 +1,6 @@
 /** Per-phase fields the schema cannot relate to each other (§5.2, §5.4, §5.6, §7). */
 import { parseSignatureRecipeCached as parseSignatureRecipe } from "../../grammar/cached.js";
+import { BLAKE3_FUNCTIONS, type SignatureRecipe } from "../../grammar/signature-recipe.js";
 import { asObject, asString, type Json } from "../access.js";
 import type { LoopModel } from "../resolver.js";
 import { getOwn } from "../../source/own-property.js";
@@ -13,6 +14,8 @@ export function checkPhases(manifest: Json, model: LoopModel, report: Report): v
       const parsed = parseSignatureRecipe(signature);
       if (!parsed.ok) {
         report({ rule: "pulse/signature-recipe", path: ["phases", index, "signature"], message: parsed.error.message, offset: parsed.error.offset, length: Math.max(1, parsed.error.length) });
+      } else if (!BLAKE3_FUNCTIONS.includes(parsed.value.fn)) {
+        report({ rule: "pulse/signature-not-blake3", path: ["phases", index, "signature"], message: notBlake3(parsed.value) });
       }
     }
     const onFailure = asString(item.on_failure);
@@ -36,4 +39,16 @@ export function checkPhases(manifest: Json, model: LoopModel, report: Report): v
       report({ rule: "pulse/custom-kind-ignored", path: ["phases", index, "custom_kind"], key: true, message: `custom_kind is ignored because kind is "${kind}", not "custom" (§3.2)` });
     }
   }
+}
+
+/** What src/runtime/signature.ts does with a recipe that names another digest: it reads the fields only. */
+function notBlake3(recipe: SignatureRecipe): string {
+  const fields = recipe.fields.map((f) => f.path.join("."));
+  const envelope = fields.filter((f) => f === "loop_id" || f === "phase_id" || f === "inputs");
+  const serialised = recipe.encoding ? ` and ${recipe.encoding}` : "";
+  let message =
+    `pulse signs with BLAKE3-256, not ${recipe.fn} (§5.6 recommends BLAKE3; docs/decisions.md): it hashes the RFC 8785 canonical JSON of {loop_id, phase_id, workspace_id, inputs} ` +
+    `with inputs narrowed to ${fields.join(", ")}, and writes the signature as blake3:<64 hex>; the ${recipe.fn}${serialised} of this recipe ${recipe.encoding ? "are" : "is"} not applied`;
+  if (envelope.length > 0) message += `. ${envelope.map((f) => `"${f}"`).join(" and ")} ${envelope.length === 1 ? "is" : "are"} read as ${envelope.length === 1 ? "a field" : "fields"} of the phase input (null when absent); the loop, phase and workspace are always signed`;
+  return message;
 }

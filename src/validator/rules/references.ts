@@ -4,7 +4,7 @@ import { asObject, type Json } from "../access.js";
 import { getOwn } from "../../source/own-property.js";
 import type { Report } from "../finding.js";
 import type { LoopModel, PhaseRefRole } from "../resolver.js";
-import { closest, didYouMean, someOf } from "../suggest.js";
+import { closest, didYouMean, someOf } from "../../grammar/suggest.js";
 
 const ROLE_RULE: Record<PhaseRefRole, string> = {
   "closure.from_phase": "pulse/closure-unknown-phase",

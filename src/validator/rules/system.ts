@@ -7,7 +7,7 @@ import type { RelatedLocation } from "../diagnostic.js";
 import { asString } from "../access.js";
 import type { Finding } from "../finding.js";
 import { nestingCycles, type LoopEntry, type ResolvedSystem, type SystemRef } from "../resolver.js";
-import { didYouMean, someOf } from "../suggest.js";
+import { didYouMean, someOf } from "../../grammar/suggest.js";
 
 export type FileReport = (file: string, finding: Finding) => void;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { closest, distance, someOf } from "../../src/validator/suggest.js";
+import { closest, distance, someOf } from "../../src/grammar/suggest.js";
 
 const ids = (n: number, prefix = "phase_") => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, "0")}`);
 
