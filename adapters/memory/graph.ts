@@ -18,6 +18,13 @@ interface Placed {
   seq: number;
 }
 
+export interface GraphCounters {
+  node: number;
+  edge: number;
+  event: number;
+  created: number;
+}
+
 export class WorkspaceGraph {
   readonly nodes = new Map<string, NodeRecord>();
   readonly index = new NodeIndex();
@@ -38,6 +45,18 @@ export class WorkspaceGraph {
   private nextEdge = 1;
   private nextEvent = 1;
   private nextCreated = 1;
+
+  /** The id counters, which a persisted graph keeps with its rows. */
+  counters(): GraphCounters {
+    return { node: this.nextNode, edge: this.nextEdge, event: this.nextEvent, created: this.nextCreated };
+  }
+
+  restoreCounters(c: GraphCounters): void {
+    this.nextNode = Math.max(this.nextNode, c.node);
+    this.nextEdge = Math.max(this.nextEdge, c.edge);
+    this.nextEvent = Math.max(this.nextEvent, c.event);
+    this.nextCreated = Math.max(this.nextCreated, c.created);
+  }
 
   /** A fresh `node_<n>`, skipping ids callers chose themselves. */
   allocateNodeId(taken: (id: string) => boolean): string {

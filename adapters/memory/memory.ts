@@ -13,6 +13,8 @@ import { jsonArgument, scopeNodeIds, stringArray, validNode, validOutcome } from
 import { CommittedView, edgeKey, WorkspaceGraph } from "./graph.js";
 import { grouped, wordsOf, type NodeQuery } from "./node-index.js";
 import { Transaction } from "./transaction.js";
+import { RecordingView, replayChanges } from "./graph-changes.js";
+import type { MemoryChange } from "../../src/store/contracts.js";
 import type { EdgeRecord, GraphView, Mutation, NodeRecord, StoredNode } from "./graph.js";
 import { topologyContext } from "./topology.js";
 
@@ -30,8 +32,18 @@ interface WorkspaceState {
   nextTx: number;
 }
 
+/** Told every committed transaction's changes, as rows (a persistent store writes them). */
+export type ChangeRecorder = (workspaceId: string, txId: string, changes: MemoryChange[]) => void;
+
 export class InMemoryMemory implements MemorySubstrate {
   private readonly workspaces = new Map<string, WorkspaceState>();
+
+  constructor(private readonly recorder?: ChangeRecorder) {}
+
+  /** Replays persisted rows into a workspace's graph (a store opening). */
+  load(workspaceId: string, changes: Iterable<MemoryChange>): void {
+    replayChanges(this.workspace(workspaceId).graph, changes);
+  }
 
   async retrieve_context(args: { query: unknown; k?: number }, ctx: CallContext): Promise<RetrieveContextResult> {
     const view = this.view(ctx);
@@ -181,7 +193,10 @@ export class InMemoryMemory implements MemorySubstrate {
     const tx = this.finish("commit_transaction", args, ctx);
     const conflict = tx.conflict();
     if (conflict) throw new SubstrateRequestError(SLOT, "TX_CONFLICT", `commit_transaction: ${conflict}; the transaction was rolled back`);
-    tx.apply();
+    if (!this.recorder) return tx.apply();
+    const view = new RecordingView(tx.graph);
+    tx.apply(view);
+    this.recorder(ctx.workspace_id, args.tx_id, view.finish());
   }
 
   async rollback_transaction(args: { tx_id: string }, ctx: CallContext): Promise<void> {

@@ -152,9 +152,11 @@ export class Transaction implements GraphView {
     return undefined;
   }
 
-  /** Applies every staged write. Synchronous on purpose: nothing can run between two writes. */
-  apply(): void {
-    const committed = new CommittedView(this.graph);
+  /**
+   * Applies every staged write (onto the committed graph, or a view that also records them).
+   * Synchronous on purpose: nothing can run between two writes.
+   */
+  apply(committed: GraphView = new CommittedView(this.graph)): void {
     for (const [id, staged] of this.nodeOverlay) {
       if (staged) committed.putNode(staged);
       else committed.deleteNode(id);

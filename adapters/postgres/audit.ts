@@ -11,7 +11,7 @@
  * content is a replay (answered, not stored twice); other content under a used id is refused.
  */
 import { canonicalJson } from "../../src/json/canonical-json.js";
-import { blake3Hex } from "../../src/runtime/signature.js";
+import { chainHash, GENESIS, verifyChain, type ChainCheck as ChainReport } from "../../src/store/audit-chain.js";
 import { SubstrateRequestError, type AuditEvent, type AuditSubstrate, type CallContext } from "../../src/substrates/contracts.js";
 import { jsonEqual } from "../shared/json.js";
 import { checkContext, describe, optionalString, requireArgs, requireString } from "../shared/validate.js";
@@ -19,18 +19,7 @@ import { instant, parseRfc3339, validEvent } from "../memory/audit.js";
 import type { PostgresDatabase } from "./database.js";
 
 const SLOT = "audit";
-export const GENESIS = `blake3:${"0".repeat(64)}`;
-
-/** The §9.3 fields of an event, in a fixed set (what the chain hashes). */
-function body(e: AuditEvent): AuditEvent {
-  const b: AuditEvent = { event_id: e.event_id, event_type: e.event_type, trace_id: e.trace_id, loop_id: e.loop_id, phase_id: e.phase_id, workspace_id: e.workspace_id, timestamp: e.timestamp, signature: e.signature, seq: e.seq };
-  if (e.data !== undefined) b.data = e.data;
-  return b;
-}
-
-export function chainHash(prevHash: string, event: AuditEvent): string {
-  return `blake3:${blake3Hex(`${prevHash}\n${canonicalJson(body(event))}`)}`;
-}
+export { GENESIS, chainHash };
 
 interface Row {
   position: string;
@@ -57,12 +46,7 @@ function eventOf(r: Row): AuditEvent {
   return e;
 }
 
-export interface ChainReport {
-  ok: boolean;
-  events: number;
-  /** The first broken link, when not ok. */
-  broken?: { chain_seq: number; event_id: string | null; reason: string };
-}
+export type { ChainCheck as ChainReport } from "../../src/store/audit-chain.js";
 
 export class PostgresAudit implements AuditSubstrate {
   constructor(private readonly db: () => Promise<PostgresDatabase>) {}
@@ -112,18 +96,8 @@ export class PostgresAudit implements AuditSubstrate {
     return db.inWorkspace(workspace, async (c) => {
       const rows = (await c.query<Row>(`SELECT ${COLUMNS} FROM ${db.table("audit_events")} ORDER BY chain_seq`)).rows;
       const head = (await c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${db.table("audit_chains")}`)).rows[0];
-      let prev = GENESIS;
-      for (const [i, r] of rows.entries()) {
-        const broken = (reason: string): ChainReport => ({ ok: false, events: rows.length, broken: { chain_seq: i, event_id: r.event_id, reason } });
-        if (Number(r.chain_seq) !== i) return broken(`event ${i} of the chain is missing (the next one is number ${r.chain_seq})`);
-        if (r.prev_hash !== prev) return broken("its prev_hash is not the hash of the event before it");
-        if (chainHash(prev, eventOf(r)) !== r.hash) return broken("its content does not match its hash: it was changed after it was appended");
-        prev = r.hash;
-      }
-      if (head && (Number(head.next_seq) !== rows.length || head.head !== prev)) {
-        return { ok: false, events: rows.length, broken: { chain_seq: rows.length, event_id: null, reason: `the chain should have ${head.next_seq} events and has ${rows.length}: events were removed from its end` } };
-      }
-      return { ok: true, events: rows.length };
+      const links = rows.map((r) => ({ chain_seq: Number(r.chain_seq), event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash }));
+      return verifyChain(links, head ? { next_seq: Number(head.next_seq), hash: head.head } : undefined);
     });
   }
 }

@@ -1,0 +1,156 @@
+/**
+ * The Store kept in this process's memory (`--store memory:`): today's behaviour behind the
+ * persistence contract. It keeps the journal, the audit trail with its hash chains, the outbox
+ * and the inbox exactly as the SQLite store does, so the contract tests hold for both; nothing
+ * outlives the process.
+ */
+import { canonicalJson } from "../../src/json/canonical-json.js";
+import { chainHash, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
+import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, InterruptedIteration, IterationEnd, IterationStart, LoopCounters, PendingSignal, PhaseCommit, Store, StoreInfo, StoredAuditEvent, UnitOfWork } from "../../src/store/contracts.js";
+import type { AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
+import { StoreAudit } from "../shared/store-audit.js";
+import { InMemoryMemory } from "./memory.js";
+
+interface IterationRecord {
+  loop_id: string;
+  workspace_id: string;
+  trace_id: string;
+  start: IterationStart;
+  phases: PhaseCommit[];
+  end?: IterationEnd;
+}
+
+/** Idempotency records kept per loop (the runtime's cache holds as many per workspace). */
+const IDEMPOTENCY_LIMIT = 10_000;
+
+export class MemoryStore implements Store {
+  readonly durable = false;
+  readonly description = "memory";
+  readonly audit: AuditSubstrate = new StoreAudit(this);
+  private readonly graphs = new Map<string, InMemoryMemory>();
+  private readonly iterations = new Map<string, IterationRecord>();
+  private readonly events: (StoredAuditEvent & { position: number })[] = [];
+  private readonly chains = new Map<string, { links: ChainLink[]; head: string }>();
+  private readonly idempotencyByLoop = new Map<string, Map<string, IdempotencyRecord>>();
+  private readonly loopCounters = new Map<string, Map<string, LoopCounters>>();
+  private readonly inbox = new Set<string>();
+  private readonly outbox: (PendingSignal & { status: string; detail?: string })[] = [];
+  private readonly outboxKeys = new Set<string>();
+
+  memory(graph: string): MemorySubstrate {
+    let memory = this.graphs.get(graph);
+    if (!memory) this.graphs.set(graph, (memory = new InMemoryMemory()));
+    return memory;
+  }
+
+  async commit(unit: UnitOfWork): Promise<void> {
+    const { loop_id, workspace_id, trace_id } = unit;
+    const key = `${loop_id}\u0000${workspace_id}\u0000${trace_id}`;
+    // Everything is checked and copied before anything changes: a unit lands whole or not at all.
+    const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(canonicalJson(v)) as T));
+    const started = unit.started && !this.iterations.has(key) ? { loop_id, workspace_id, trace_id, start: copy(unit.started), phases: [] } : undefined;
+    const phase = unit.phase && copy(unit.phase);
+    const outbox = (unit.outbox ?? []).map(copy);
+    const audit = unit.audit.map(copy);
+    const finished = unit.finished && copy(unit.finished);
+    if (started) this.iterations.set(key, started);
+    const iteration = this.iterations.get(key);
+    if (phase && iteration) iteration.phases.push(phase);
+    if (finished && iteration) iteration.end = finished;
+    if (unit.idempotency) {
+      let records = this.idempotencyByLoop.get(loop_id);
+      if (!records) this.idempotencyByLoop.set(loop_id, (records = new Map()));
+      const k = `${unit.idempotency.workspace_id}\u0000${unit.idempotency.signature}`;
+      records.delete(k);
+      records.set(k, { ...unit.idempotency });
+      if (records.size > IDEMPOTENCY_LIMIT) records.delete(records.keys().next().value as string);
+    }
+    if (audit.length > 0) {
+      let chain = this.chains.get(workspace_id);
+      if (!chain) this.chains.set(workspace_id, (chain = { links: [], head: GENESIS }));
+      for (const event of audit) {
+        const link = { chain_seq: chain.links.length, event, prev_hash: chain.head, hash: chainHash(chain.head, event) };
+        chain.links.push(link);
+        chain.head = link.hash;
+        this.events.push({ ...link, position: this.events.length + 1 });
+      }
+    }
+    for (const o of outbox) {
+      const k = `${o.connection_id}\u0000${o.event_id}`;
+      if (this.outboxKeys.has(k)) continue;
+      this.outboxKeys.add(k);
+      this.outbox.push({ ...o, id: this.outbox.length + 1, loop_id, workspace_id, trace_id, status: "pending" });
+    }
+    if (unit.inbox) this.inbox.add(`${loop_id}\u0000${workspace_id}\u0000${unit.inbox.event_id}`);
+    if (unit.counters) {
+      let counters = this.loopCounters.get(loop_id);
+      if (!counters) this.loopCounters.set(loop_id, (counters = new Map()));
+      counters.set(workspace_id, { ...unit.counters });
+    }
+  }
+
+  async counters(loopId: string): Promise<Map<string, LoopCounters>> {
+    return new Map([...(this.loopCounters.get(loopId) ?? [])].map(([ws, c]) => [ws, { ...c }]));
+  }
+
+  async interrupted(loopId: string): Promise<InterruptedIteration[]> {
+    const out: InterruptedIteration[] = [];
+    for (const it of this.iterations.values()) {
+      if (it.loop_id !== loopId || it.end) continue;
+      let seq = -1;
+      for (const link of this.chains.get(it.workspace_id)?.links ?? []) if (link.event.trace_id === it.trace_id && link.event.loop_id === loopId) seq = Math.max(seq, link.event.seq);
+      const record: InterruptedIteration = { loop_id: loopId, workspace_id: it.workspace_id, trace_id: it.trace_id, number: it.start.number, entry: it.start.entry, input: it.start.input, phases: structuredClone(it.phases), audit_seq: seq + 1 };
+      if (it.start.cause !== undefined) record.cause = it.start.cause;
+      out.push(record);
+    }
+    return out;
+  }
+
+  async idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {
+    return [...(this.idempotencyByLoop.get(loopId)?.values() ?? [])].reverse().slice(0, limit);
+  }
+
+  async received(loopId: string, workspaceId: string, eventId: string): Promise<boolean> {
+    return this.inbox.has(`${loopId}\u0000${workspaceId}\u0000${eventId}`);
+  }
+
+  async pending(limit: number): Promise<PendingSignal[]> {
+    return this.outbox
+      .filter((o) => o.status === "pending")
+      .slice(0, limit)
+      .map(({ status: _s, detail: _d, ...o }) => structuredClone(o));
+  }
+
+  async settle(id: number, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
+    const o = this.outbox[id - 1];
+    if (o && o.status === "pending") {
+      o.status = outcome;
+      if (detail !== undefined) o.detail = detail;
+    }
+  }
+
+  async queryAudit(filter: AuditFilter): Promise<AuditPage> {
+    const after = filter.after ?? 0;
+    const selected = this.events.filter((e) => e.position > after && (filter.loop_id === undefined || e.event.loop_id === filter.loop_id) && (filter.trace_id === undefined || e.event.trace_id === filter.trace_id) && (filter.workspace_id === undefined || e.event.workspace_id === filter.workspace_id));
+    const events = selected.slice(0, filter.limit).map((e) => structuredClone(e));
+    const page: AuditPage = { events };
+    if (selected.length > filter.limit) page.next = (events[events.length - 1] as { position: number }).position;
+    return page;
+  }
+
+  async verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
+    return [...this.chains].filter(([ws]) => workspaceId === undefined || ws === workspaceId).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([ws, chain]) => ({ workspace_id: ws, ...verifyChain(chain.links, { next_seq: chain.links.length, hash: chain.head }) }));
+  }
+
+  async info(): Promise<StoreInfo> {
+    let phases = 0;
+    for (const it of this.iterations.values()) phases += it.phases.length;
+    let idempotency = 0;
+    for (const records of this.idempotencyByLoop.values()) idempotency += records.size;
+    return { kind: "memory", location: "memory", version: 0, counts: { iterations: this.iterations.size, phases, idempotency, audit_events: this.events.length, outbox: this.outbox.length, inbox: this.inbox.size } };
+  }
+
+  async close(): Promise<void> {
+    // Nothing to release: everything goes with the process.
+  }
+}

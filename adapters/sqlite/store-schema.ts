@@ -1,0 +1,70 @@
+/**
+ * The store's tables in a SQLite file, as numbered migrations (component "store" of
+ * pulse_schema_versions). They mirror the PostgreSQL store's (adapters/postgres/schema.ts).
+ * JSON values are kept as text, byte for byte: a replay returns exactly what the phase returned.
+ * Audit events are append-only in the file itself: triggers refuse UPDATE and DELETE.
+ */
+const V1 = `
+CREATE TABLE iterations (
+  id INTEGER PRIMARY KEY, loop_id TEXT NOT NULL, workspace_id TEXT NOT NULL, trace_id TEXT NOT NULL,
+  number INTEGER NOT NULL, entry TEXT NOT NULL, input TEXT NOT NULL, cause TEXT, started_at TEXT NOT NULL,
+  status TEXT NOT NULL, closed INTEGER NOT NULL DEFAULT 0, error TEXT, finished_at TEXT,
+  UNIQUE (loop_id, workspace_id, trace_id)
+) STRICT;
+CREATE INDEX iterations_running ON iterations (loop_id) WHERE status = 'running';
+
+CREATE TABLE phases (
+  id INTEGER PRIMARY KEY, iteration_id INTEGER NOT NULL REFERENCES iterations (id), phase_id TEXT NOT NULL,
+  signature TEXT NOT NULL, status TEXT NOT NULL, output TEXT NOT NULL, next TEXT, committed_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX phases_by_iteration ON phases (iteration_id);
+
+CREATE TABLE idempotency (
+  workspace_id TEXT NOT NULL, signature TEXT NOT NULL, loop_id TEXT NOT NULL, output TEXT NOT NULL,
+  trace_id TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (workspace_id, signature)
+) STRICT;
+CREATE INDEX idempotency_by_loop ON idempotency (loop_id);
+
+CREATE TABLE audit_events (
+  position INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, chain_seq INTEGER NOT NULL, event_id TEXT NOT NULL,
+  event_type TEXT NOT NULL, trace_id TEXT NOT NULL, loop_id TEXT NOT NULL, phase_id TEXT, seq INTEGER NOT NULL,
+  timestamp TEXT NOT NULL, signature TEXT NOT NULL, data TEXT, prev_hash TEXT NOT NULL, hash TEXT NOT NULL,
+  UNIQUE (workspace_id, chain_seq)
+) STRICT;
+CREATE INDEX audit_by_trace ON audit_events (trace_id, seq);
+CREATE INDEX audit_by_loop ON audit_events (loop_id, position);
+CREATE TABLE audit_chains (workspace_id TEXT PRIMARY KEY, next_seq INTEGER NOT NULL, head TEXT NOT NULL) STRICT;
+CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only (PULSE §7.3): UPDATE refused'); END;
+CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only (PULSE §7.3): DELETE refused'); END;
+
+CREATE TABLE loops (
+  loop_id TEXT NOT NULL, workspace_id TEXT NOT NULL, iterations INTEGER NOT NULL, started INTEGER NOT NULL,
+  updated_at TEXT NOT NULL, PRIMARY KEY (loop_id, workspace_id)
+) STRICT;
+
+CREATE TABLE outbox (
+  id INTEGER PRIMARY KEY, connection_id TEXT NOT NULL, event_id TEXT NOT NULL, loop_id TEXT NOT NULL,
+  workspace_id TEXT NOT NULL, trace_id TEXT NOT NULL, to_loop TEXT NOT NULL, envelope TEXT NOT NULL,
+  created_at TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', detail TEXT, settled_at TEXT,
+  UNIQUE (connection_id, event_id)
+) STRICT;
+CREATE INDEX outbox_pending ON outbox (id) WHERE status = 'pending';
+
+CREATE TABLE inbox (
+  loop_id TEXT NOT NULL, workspace_id TEXT NOT NULL, event_id TEXT NOT NULL, trace_id TEXT NOT NULL,
+  received_at TEXT NOT NULL, PRIMARY KEY (loop_id, workspace_id, event_id)
+) STRICT;
+
+CREATE TABLE memory_rows (
+  id INTEGER PRIMARY KEY, graph TEXT NOT NULL, workspace_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL,
+  value TEXT NOT NULL, UNIQUE (graph, workspace_id, kind, key)
+) STRICT;
+`;
+
+/** Migration n takes the store's tables from version n-1 to n. */
+export const STORE_MIGRATIONS: readonly string[] = [V1];
+
+/** The tables `pulse store info` counts and `pulse store export` writes. */
+export const STORE_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_rows"] as const;

@@ -1,0 +1,57 @@
+/**
+ * The audit trail's hash chain, one per workspace, shared by every store (SQLite, PostgreSQL,
+ * memory): an event's hash is BLAKE3 over the previous event's hash, a newline and the event's
+ * RFC 8785 canonical JSON, starting from GENESIS. An event edited, removed or reordered behind the
+ * store's back breaks a link that verifyChain reports.
+ */
+import { canonicalJson } from "../json/canonical-json.js";
+import { blake3Hex } from "../runtime/signature.js";
+import type { AuditEvent } from "../substrates/contracts.js";
+
+export const GENESIS = `blake3:${"0".repeat(64)}`;
+
+/** The §9.3 fields of an event, in a fixed set (what the chain hashes). */
+function body(e: AuditEvent): AuditEvent {
+  const b: AuditEvent = { event_id: e.event_id, event_type: e.event_type, trace_id: e.trace_id, loop_id: e.loop_id, phase_id: e.phase_id, workspace_id: e.workspace_id, timestamp: e.timestamp, signature: e.signature, seq: e.seq };
+  if (e.data !== undefined) b.data = e.data;
+  return b;
+}
+
+export function chainHash(prevHash: string, event: AuditEvent): string {
+  return `blake3:${blake3Hex(`${prevHash}\n${canonicalJson(body(event))}`)}`;
+}
+
+/** A link of a chain as stored. */
+export interface ChainLink {
+  chain_seq: number;
+  event: AuditEvent;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface ChainCheck {
+  ok: boolean;
+  events: number;
+  broken?: { chain_seq: number; event_id: string | null; reason: string };
+}
+
+/**
+ * Walks a workspace's links in chain order and reports the first broken one; `head` (what the
+ * store recorded as the chain's end) catches events removed from its end.
+ */
+export function verifyChain(links: readonly ChainLink[], head?: { next_seq: number; hash: string }): ChainCheck {
+  let prev = GENESIS;
+  let i = 0;
+  for (const link of links) {
+    const broken = (reason: string): ChainCheck => ({ ok: false, events: links.length, broken: { chain_seq: i, event_id: link.event.event_id, reason } });
+    if (link.chain_seq !== i) return broken(`event ${i} of the chain is missing (the next one is number ${link.chain_seq})`);
+    if (link.prev_hash !== prev) return broken("its prev_hash is not the hash of the event before it");
+    if (chainHash(prev, link.event) !== link.hash) return broken("its content does not match its hash: it was changed after it was appended");
+    prev = link.hash;
+    i++;
+  }
+  if (head && (head.next_seq !== i || head.hash !== prev)) {
+    return { ok: false, events: i, broken: { chain_seq: i, event_id: null, reason: `the chain should have ${head.next_seq} events and has ${i}: events were removed from its end` } };
+  }
+  return { ok: true, events: i };
+}

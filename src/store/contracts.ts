@@ -1,0 +1,199 @@
+/**
+ * The persistence contract: what the runtime must not lose across a crash or a restart. One Store
+ * holds, per loop and workspace, the iteration journal (iteration started, each phase committed
+ * with its signature and output, iteration finished), the idempotency records, the audit trail
+ * (append-only, one BLAKE3 hash chain per workspace: audit-chain.ts), the memory graphs, the loop
+ * counters and an outbox/inbox for connections.
+ *
+ * Everything one step of an iteration writes arrives as ONE UnitOfWork and is committed in one
+ * transaction: after a crash either all of a phase is there or none of it. Every method returns a
+ * promise so that a networked store (PostgreSQL) implements the same contract as the embedded ones
+ * (adapters/memory/store.ts, adapters/sqlite/store.ts). The runtime depends on this file only.
+ */
+import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../substrates/contracts.js";
+
+/** An iteration as the journal opens it. */
+export interface IterationStart {
+  number: number;
+  entry: string;
+  input: unknown;
+  cause?: unknown;
+  started_at: string;
+}
+
+/** One committed phase of an iteration, in the order they committed. */
+export interface PhaseCommit {
+  phase_id: string;
+  signature: string;
+  status: "completed" | "replayed" | "skipped";
+  /** The phase's output: the next phase's input when the iteration resumes after it. */
+  output: unknown;
+  /** The phase the iteration goes to next; null when the iteration ends after this one. */
+  next: string | null;
+}
+
+export interface IterationEnd {
+  status: string;
+  closed: boolean;
+  error?: { code: string; message: string };
+}
+
+/** An idempotent phase's output under its signature (§5.2), replayed instead of re-run. */
+export interface IdempotencyRecord {
+  workspace_id: string;
+  signature: string;
+  /** Canonical JSON of the output: replays are byte-identical. */
+  canonical: string;
+}
+
+/** A signal a phase emitted: written with the phase, delivered after it committed. */
+export interface OutboxEntry {
+  event_id: string;
+  connection_id: string;
+  to_loop: string;
+  envelope: unknown;
+}
+
+export interface PendingSignal extends OutboxEntry {
+  /** The store's id of the entry, for settle(). */
+  id: number;
+  loop_id: string;
+  workspace_id: string;
+  trace_id: string;
+}
+
+/** The loop-wide counters of a workspace: what carries iteration numbers across restarts. */
+export interface LoopCounters {
+  iterations: number;
+  started: boolean;
+}
+
+/** One change to a memory graph, as a row (kind and key name it; the last one wins): null deletes it. */
+export interface MemoryChange {
+  kind: "node" | "edge" | "signature" | "learned" | "mutation" | "counters";
+  key: string;
+  value: unknown;
+}
+
+/**
+ * Everything one step of one iteration writes. `started` opens the iteration (or `resumed`
+ * continues one), `phase` records a committed phase, `finished` closes it; any may come alone.
+ */
+export interface UnitOfWork {
+  loop_id: string;
+  workspace_id: string;
+  trace_id: string;
+  started?: IterationStart;
+  /** A resumed iteration continues at this phase (its journal row exists already). */
+  resumed?: { at: string };
+  phase?: PhaseCommit;
+  finished?: IterationEnd;
+  idempotency?: IdempotencyRecord;
+  /** Audit events in iteration order; the store adds them to the workspace's hash chain. */
+  audit: AuditEvent[];
+  /**
+   * A memory transaction of one of this store's memory graphs (Store.memory) that the phase
+   * committed: its changes are written with the unit, never without it.
+   */
+  memory?: { substrate: MemorySubstrate; tx_id: string };
+  outbox?: OutboxEntry[];
+  /** The signal that triggered this iteration: recorded once, so a redelivery is recognised. */
+  inbox?: { event_id: string };
+  counters?: LoopCounters;
+}
+
+/** An iteration the journal saw start and never finish: where and how it continues. */
+export interface InterruptedIteration {
+  loop_id: string;
+  workspace_id: string;
+  trace_id: string;
+  number: number;
+  entry: string;
+  input: unknown;
+  cause?: unknown;
+  /** Phases already committed, in order. */
+  phases: PhaseCommit[];
+  /** Audit events the trace already holds: the resumed trail continues at this seq. */
+  audit_seq: number;
+}
+
+/** An audit event as stored: its place in the workspace's chain and its hashes. */
+export interface StoredAuditEvent {
+  event: AuditEvent;
+  chain_seq: number;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface AuditFilter {
+  loop_id?: string;
+  trace_id?: string;
+  workspace_id?: string;
+  /** Events after this position (exclusive), for paging. */
+  after?: number;
+  limit: number;
+}
+
+export interface AuditPage {
+  events: (StoredAuditEvent & { position: number })[];
+  /** Position to pass as `after` for the next page; undefined at the end. */
+  next?: number;
+}
+
+export interface ChainReport {
+  workspace_id: string;
+  ok: boolean;
+  events: number;
+  /** The first broken link, when not ok. */
+  broken?: { chain_seq: number; event_id: string | null; reason: string };
+}
+
+export interface StoreInfo {
+  kind: string;
+  location: string;
+  /** Schema version of the store's tables (0 for a store that keeps nothing on disk). */
+  version: number;
+  bytes?: number;
+  counts: Record<string, number>;
+}
+
+export interface Store {
+  /** e.g. "sqlite .pulse/pulse.db", "memory". */
+  readonly description: string;
+  /** Whether what it holds outlives the process. */
+  readonly durable: boolean;
+  /** The audit substrate over this store's trail: the loop's audit slot when the store serves it. */
+  readonly audit: AuditSubstrate;
+  /** The memory substrate of one graph (a manifest's memory URI) kept in this store. */
+  memory(graph: string): MemorySubstrate;
+
+  /** Writes the unit in one transaction (all of it or, failing, none). */
+  commit(unit: UnitOfWork): Promise<void>;
+
+  counters(loopId: string): Promise<Map<string, LoopCounters>>;
+  interrupted(loopId: string): Promise<InterruptedIteration[]>;
+  /** The most recent idempotency records of a loop's workspaces, newest first. */
+  idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]>;
+  /** Whether the loop's inbox holds the event (a redelivered signal). */
+  received(loopId: string, workspaceId: string, eventId: string): Promise<boolean>;
+  /** Signals written to the outbox and not yet settled, oldest first. */
+  pending(limit: number): Promise<PendingSignal[]>;
+  settle(id: number, outcome: "delivered" | "dropped", detail?: string): Promise<void>;
+
+  queryAudit(filter: AuditFilter): Promise<AuditPage>;
+  verifyAudit(workspaceId?: string): Promise<ChainReport[]>;
+  info(): Promise<StoreInfo>;
+  close(): Promise<void>;
+}
+
+/** The store refused or failed (a locked, corrupt, read-only or full file; a newer schema). */
+export class StoreError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "StoreError";
+  }
+}
