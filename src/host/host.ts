@@ -225,6 +225,14 @@ export class Host {
     this.stopped = false;
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
+    // Iterations a crash interrupted (the store's journal says where) continue first.
+    for (const h of this.hosted.values()) {
+      for (const r of h.loop.interrupted()) {
+        this.note(h.loop.id, `resumed ${h.loop.id} #${r.iteration} at ${r.phase}`);
+        const resumed = h.loop.resumeInterrupted(r.workspace) as Promise<IterationResult>;
+        void this.tracker.track(h.loop.id, r.workspace, resumed, true).catch(() => undefined);
+      }
+    }
   }
 
   /**

@@ -18,6 +18,8 @@ import type { IdempotencyCache } from "./idempotency.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { IterationRequest, IterationResult } from "./iteration-result.js";
 import { IterationExecutor } from "./iteration.js";
+import type { Journal } from "./journal.js";
+import type { Token } from "../tokens/types.js";
 import { LoopStepper, type LoopEvent, type LoopStatus } from "./machine.js";
 import type { MutantName } from "./mutants.js";
 import type { PhaseOutcome } from "./phase-runner.js";
@@ -28,6 +30,10 @@ import { newWorkspaceState, type WorkspaceState } from "./workspace.js";
 
 export type { IterationRequest, IterationResult, PhaseReport, ErrorReport } from "./iteration-result.js";
 export type { LoopSnapshot } from "./snapshot.js";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /** Called around phases by the host (connections, nested loops). */
 export interface LoopHooks {
@@ -54,6 +60,8 @@ export interface LoopOptions {
   /** The runtime's stream, which also receives this loop's events. */
   events?: EventStream;
   mutant?: MutantName | undefined;
+  /** The loop's journal on the runtime's Store, if it has one. */
+  journal?: Journal | undefined;
 }
 
 export class Loop {
@@ -96,6 +104,7 @@ export class Loop {
       agentId: o.agentId,
       onSubstrateUnavailable: o.onSubstrateUnavailable,
       mutant: o.mutant,
+      journal: o.journal,
       runner: {
         idempotency: o.idempotency,
         quorumThreshold: o.quorumThreshold,
@@ -256,13 +265,58 @@ export class Loop {
     if (!current) return undefined;
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_END" });
     ws.iterations--;
-    let resumedAt = 0;
-    try {
-      const stored = await this.o.substrates.audit.query_by_trace({ trace_id: current.traceId }, { trace_id: current.traceId, workspace_id: workspace });
-      for (const e of stored) resumedAt = Math.max(resumedAt, e.seq + 1);
-    } catch {
-      // An unreachable audit substrate fails the resumed iteration's first append, with its reason.
+    let resumedAt = current.recovered?.auditSeq ?? 0;
+    if (!current.recovered) {
+      try {
+        const stored = await this.o.substrates.audit.query_by_trace({ trace_id: current.traceId }, { trace_id: current.traceId, workspace_id: workspace });
+        for (const e of stored) resumedAt = Math.max(resumedAt, e.seq + 1);
+      } catch {
+        // An unreachable audit substrate fails the resumed iteration's first append, with its reason.
+      }
     }
-    return this.enqueue({ workspace, entry: current.phaseId, input: current.input, traceId: current.traceId }, resumedAt);
+    const request: IterationRequest = { workspace, entry: current.phaseId, input: current.input, traceId: current.traceId };
+    const recovered = current.recovered;
+    if (recovered) {
+      delete current.recovered;
+      // The committed phases' outputs hold the iteration's tokens so far (a route's TopologyContext,
+      // …): observed again as the iteration opens, as they were when those phases ran.
+      request.tokens = recovered.outputs as Token[];
+      request.cause = { trigger: "resumed", at: current.phaseId, ...(isRecord(recovered.cause) ? { was: recovered.cause } : {}) };
+    }
+    return this.enqueue(request, resumedAt);
+  }
+
+  /** Workspaces holding an iteration to resume (restored from a snapshot, or recovered from the journal). */
+  interrupted(): { workspace: string; iteration: number; phase: string }[] {
+    const out: { workspace: string; iteration: number; phase: string }[] = [];
+    for (const [id, ws] of this.workspaces) if (ws.current?.recovered) out.push({ workspace: id, iteration: ws.iterations, phase: ws.current.phaseId });
+    return out;
+  }
+
+  /**
+   * With a journal: the counters, idempotency records and interrupted iterations the store holds
+   * for this loop, as a previous run left them. Called once, when the loop is loaded.
+   */
+  async recover(): Promise<void> {
+    const journal = this.o.journal;
+    if (!journal) return;
+    const r = await journal.recover(this.o.idempotency.maxEntriesPerWorkspace);
+    for (const [id, c] of r.counters) {
+      const ws = this.workspace(id);
+      ws.iterations = c.iterations;
+      ws.started = c.started;
+    }
+    for (const rec of [...r.idempotency].reverse()) this.o.idempotency.set(rec.workspace_id, rec.signature, { output: JSON.parse(rec.canonical) as unknown, canonical: rec.canonical });
+    for (const it of r.interrupted) {
+      const last = it.phases[it.phases.length - 1];
+      const next = last ? last.next : it.entry;
+      const ws = this.workspace(it.workspace_id);
+      const recovered = { auditSeq: it.audit_seq, outputs: it.phases.map((p) => p.output), ...(it.cause !== undefined ? { cause: it.cause } : {}) };
+      // Every phase committed (the end was not): resuming at the last one replays or re-runs
+      // only it, so the iteration ends the way it would have.
+      if (next === null || !this.compiled.byId.has(next)) ws.current = { traceId: it.trace_id, phaseId: (last as { phase_id: string }).phase_id, input: it.phases.length > 1 ? it.phases[it.phases.length - 2]?.output : it.input, recovered: { ...recovered, outputs: recovered.outputs.slice(0, -1) } };
+      else ws.current = { traceId: it.trace_id, phaseId: next, input: last ? last.output : it.input, recovered };
+      ws.iterations = Math.max(ws.iterations, it.number);
+    }
   }
 }
