@@ -13,6 +13,15 @@ import { CircuitOpenError, InvariantViolation, LoopStoppedError, PulseError } fr
 import type { EventStream, IterationStatus } from "./events.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { Journal } from "./journal.js";
+import { checkOutcomeGrounding } from "./invariants.js";
+
+/** A phase an interrupted iteration committed before it stopped. */
+export interface Committed {
+  phase_id: string;
+  signature: string;
+  status: string;
+  output: unknown;
+}
 import { errorReport, type IterationRequest, type IterationResult } from "./iteration-result.js";
 import type { LoopStepper } from "./machine.js";
 import type { MutantName } from "./mutants.js";
@@ -88,8 +97,11 @@ export class IterationExecutor {
     };
   }
 
-  /** Runs one iteration of the workspace; `resumedAt` is the audit seq a resumed iteration continues from. */
-  async run(ws: WorkspaceState, workspaceId: string, request: IterationRequest, resumedAt?: number): Promise<IterationResult> {
+  /**
+   * Runs one iteration of the workspace. `resumedAt` is the audit seq a resumed iteration
+   * continues from; `committed`, the phases a journal says it already committed (not run again).
+   */
+  async run(ws: WorkspaceState, workspaceId: string, request: IterationRequest, resumedAt?: number, committed: readonly Committed[] = []): Promise<IterationResult> {
     const { compiled, clock, stepper, events } = this.o;
     const status = stepper.value(ws.snapshot).status;
     if (status === "stopped" || status === "paused") throw new LoopStoppedError(this.id, status);
@@ -112,6 +124,12 @@ export class IterationExecutor {
     if (events.active) events.emit(request.cause ? { type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, cause: request.cause, at: startedAt } : { type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, at: startedAt });
     try {
       for (const token of request.tokens ?? []) it.tokens.observe(token, "iteration input");
+      // What the committed phases left in the iteration: their tokens, and their acts (for learning).
+      for (const c of committed) {
+        it.tokens.observe(c.output, `phase ${c.phase_id} output`);
+        const phase = compiled.byId.get(c.phase_id);
+        if (phase?.kind === "act" && c.status !== "skipped") it.acts.push(checkOutcomeGrounding(compiled, phase, c.output, c.signature));
+      }
       it.tokens.observe(request.input, "iteration input");
       const opening = request.cause ? { iteration: number, entry, cause: request.cause } : { iteration: number, entry };
       await audit.append(resumedAt === undefined ? "iteration.started" : "iteration.resumed", null, iterationSignature, opening);
@@ -149,6 +167,23 @@ export class IterationExecutor {
     if (events.active) {
       events.emit({ type: "iteration.finished", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: result.status, closed: result.closed, duration_ms: clock.now() - startedAt, ...(result.error ? { error: result.error } : {}), at: clock.now() });
     }
+    return result;
+  }
+
+  /**
+   * Ends an interrupted iteration whose every phase had committed: only its end was not recorded.
+   * Nothing runs again; the trail continues at `resumedAt` with the end the iteration would have had.
+   */
+  async closeRecovered(ws: WorkspaceState, workspaceId: string, traceId: string, resumedAt: number, last: Committed): Promise<IterationResult> {
+    const { compiled, clock } = this.o;
+    const closed = last.phase_id === compiled.closureFrom;
+    const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: ws.iterations, status: "completed", closed, phases: [], output: last.output, audit_events: 0, tokens: [] };
+    const audit = new AuditTrail(this.o.substrates.audit, this.o.breakers.audit, clock, this.id, workspaceId, traceId, false, resumedAt, this.o.journal?.holdsAudit === true);
+    await audit.append("iteration.completed", null, `blake3:${blake3Hex(`${this.id}\n${workspaceId}\n${traceId}`)}`, { status: "completed", closed, resumed: true });
+    await this.o.journal?.commit(audit, { workspace_id: workspaceId, trace_id: traceId, finished: { status: "completed", closed }, counters: { iterations: ws.iterations, started: true } });
+    ws.started = true;
+    ws.current = undefined;
+    result.audit_events = audit.count;
     return result;
   }
 

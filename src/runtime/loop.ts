@@ -17,9 +17,8 @@ import type { PhaseHandler } from "./handler-context.js";
 import type { IdempotencyCache } from "./idempotency.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { IterationRequest, IterationResult } from "./iteration-result.js";
-import { IterationExecutor } from "./iteration.js";
+import { IterationExecutor, type Committed } from "./iteration.js";
 import type { Journal } from "./journal.js";
-import type { Token } from "../tokens/types.js";
 import { LoopStepper, type LoopEvent, type LoopStatus } from "./machine.js";
 import type { MutantName } from "./mutants.js";
 import type { PhaseOutcome } from "./phase-runner.js";
@@ -218,10 +217,10 @@ export class Loop {
   }
 
   /** `resumedAt`: the audit seq a resumed iteration continues from. */
-  private enqueue(request: IterationRequest, resumedAt: number | undefined): Promise<IterationResult> {
+  private enqueue(request: IterationRequest, resumedAt: number | undefined, committed?: readonly Committed[]): Promise<IterationResult> {
     const workspaceId = request.workspace ?? "default";
     const ws = this.workspace(workspaceId);
-    const run = ws.tail.then(() => this.executor.run(ws, workspaceId, request, resumedAt));
+    const run = ws.tail.then(() => this.executor.run(ws, workspaceId, request, resumedAt, committed));
     ws.tail = run.catch(() => undefined);
     return run;
   }
@@ -263,6 +262,14 @@ export class Loop {
     const ws = this.workspace(workspace);
     const current = ws.current;
     if (!current) return undefined;
+    const complete = current.recovered?.complete;
+    if (complete) {
+      const resumedAt = current.recovered?.auditSeq ?? 0;
+      delete current.recovered;
+      const run = ws.tail.then(() => this.executor.closeRecovered(ws, workspace, current.traceId, resumedAt, complete));
+      ws.tail = run.catch(() => undefined);
+      return run;
+    }
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_END" });
     ws.iterations--;
     let resumedAt = current.recovered?.auditSeq ?? 0;
@@ -278,12 +285,9 @@ export class Loop {
     const recovered = current.recovered;
     if (recovered) {
       delete current.recovered;
-      // The committed phases' outputs hold the iteration's tokens so far (a route's TopologyContext,
-      // …): observed again as the iteration opens, as they were when those phases ran.
-      request.tokens = recovered.outputs as Token[];
       request.cause = { trigger: "resumed", at: current.phaseId, ...(isRecord(recovered.cause) ? { was: recovered.cause } : {}) };
     }
-    return this.enqueue(request, resumedAt);
+    return this.enqueue(request, resumedAt, recovered?.committed);
   }
 
   /** Workspaces holding an iteration to resume (restored from a snapshot, or recovered from the journal). */
@@ -311,11 +315,10 @@ export class Loop {
       const last = it.phases[it.phases.length - 1];
       const next = last ? last.next : it.entry;
       const ws = this.workspace(it.workspace_id);
-      const recovered = { auditSeq: it.audit_seq, outputs: it.phases.map((p) => p.output), ...(it.cause !== undefined ? { cause: it.cause } : {}) };
-      // Every phase committed (the end was not): resuming at the last one replays or re-runs
-      // only it, so the iteration ends the way it would have.
-      if (next === null || !this.compiled.byId.has(next)) ws.current = { traceId: it.trace_id, phaseId: (last as { phase_id: string }).phase_id, input: it.phases.length > 1 ? it.phases[it.phases.length - 2]?.output : it.input, recovered: { ...recovered, outputs: recovered.outputs.slice(0, -1) } };
-      else ws.current = { traceId: it.trace_id, phaseId: next, input: last ? last.output : it.input, recovered };
+      const recovered = { auditSeq: it.audit_seq, committed: it.phases, ...(it.cause !== undefined ? { cause: it.cause } : {}) };
+      // Every phase committed and only the end is missing: the iteration is closed, nothing re-run.
+      if (last && (next === null || !this.compiled.byId.has(next))) ws.current = { traceId: it.trace_id, phaseId: last.phase_id, input: last.output, recovered: { ...recovered, complete: last } };
+      else ws.current = { traceId: it.trace_id, phaseId: next ?? it.entry, input: last ? last.output : it.input, recovered };
       ws.iterations = Math.max(ws.iterations, it.number);
     }
   }

@@ -22,8 +22,15 @@ export interface InFlight {
   traceId: string;
   phaseId: string;
   input: unknown;
-  /** For an iteration a journal recovered: the audit seq it continues at, and the outputs of its committed phases. */
-  recovered?: { auditSeq: number; outputs: unknown[]; cause?: unknown };
+  /** For an iteration a journal recovered: the audit seq it continues at, and the phases it committed. */
+  recovered?: { auditSeq: number; committed: RecoveredPhase[]; cause?: unknown; complete?: RecoveredPhase };
+}
+
+export interface RecoveredPhase {
+  phase_id: string;
+  signature: string;
+  status: string;
+  output: unknown;
 }
 
 /** How many committed acts a workspace remembers for OutcomeSignal grounding. */
