@@ -364,6 +364,11 @@ export class Host {
     }
     const env = verdict.envelope as PulseCloudEvent;
     const request = signalRequest(h.loop, env, this.workspace);
+    // A signal whose iteration committed before a restart is in the store's inbox: a redelivery.
+    if (this.runtime.store && (await this.runtime.store.received(loopId, request.workspace as string, env.id))) {
+      this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "duplicate", at: this.clock.now() });
+      return { outcome: "duplicate" };
+    }
     this.admitted++;
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.

@@ -135,7 +135,9 @@ export class IterationExecutor {
       await audit.append(resumedAt === undefined ? "iteration.started" : "iteration.resumed", null, iterationSignature, opening);
       if (journal) {
         const started = { number, entry, input: request.input ?? null, started_at: new Date(startedAt).toISOString(), ...(request.cause ? { cause: request.cause } : {}) };
-        await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, ...(resumedAt === undefined ? { started } : { resumed: { at: entry } }), counters: { iterations: ws.iterations, started: ws.started } });
+        // The signal that started it goes to the inbox with it: a redelivery is recognised after a restart.
+        const signal = request.cause?.signal;
+        await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, ...(resumedAt === undefined ? { started } : { resumed: { at: entry } }), counters: { iterations: ws.iterations, started: ws.started }, ...(typeof signal === "string" ? { inbox: { event_id: signal } } : {}) });
       }
       await this.phases(ws, entry, request.input ?? null, it, audit, result);
     } catch (e) {
