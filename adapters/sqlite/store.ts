@@ -15,8 +15,9 @@ import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/subs
 import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
 import { openDatabase, storeError, type Database, type Statement } from "./driver.js";
-import { migrateComponent } from "./schema-versions.js";
+import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
+import { StoreError } from "../../src/store/contracts.js";
 
 export const STORE_COMPONENT = "store";
 export const STORE_SCHEMA_VERSION = STORE_MIGRATIONS.length;
@@ -45,6 +46,13 @@ function eventOf(r: AuditRow): AuditEvent {
   return e;
 }
 
+/** A file opened only to read: it must hold the store's tables, at a version this pulse knows. */
+function checkReadable(db: Database, path: string): void {
+  const version = componentVersion(db, STORE_COMPONENT);
+  if (version === 0) throw new StoreError("STORE_MISSING", `${path}: holds no pulse store (pulse run creates one; --store names another)`);
+  if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
+}
+
 function json(value: unknown): string {
   return canonicalJson(value === undefined ? null : value);
 }
@@ -69,6 +77,7 @@ export class SqliteStore implements Store {
     this.db = openDatabase(path, options);
     try {
       if (!options.readonly) migrateComponent(this.db, path, STORE_COMPONENT, STORE_MIGRATIONS, WRITTEN_BY);
+      else checkReadable(this.db, path);
       this.s = this.prepare();
     } catch (error) {
       this.db.close();
@@ -276,6 +285,8 @@ export class SqliteStore implements Store {
     try {
       this.db.pragma("wal_checkpoint(TRUNCATE)");
       this.db.exec("VACUUM");
+      // In WAL mode VACUUM writes the rebuilt file through the WAL: fold it back in.
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
     } catch (error) {
       throw storeError(this.path, error);
     }

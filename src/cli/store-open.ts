@@ -5,7 +5,9 @@
 import { StoreError, type Store } from "../store/contracts.js";
 import type { CliIO } from "./io.js";
 
-export { DEFAULT_STORE } from "../store/contracts.js";
+import { DEFAULT_STORE } from "../store/contracts.js";
+
+export { DEFAULT_STORE };
 
 /** The opened store, or undefined once the refusal was printed (exit 1). */
 export async function openStoreForCli(spec: string, io: CliIO, command: string, options: { readonly?: boolean } = {}): Promise<Store | undefined> {
@@ -19,4 +21,9 @@ export async function openStoreForCli(spec: string, io: CliIO, command: string, 
     }
     throw error;
   }
+}
+
+/** The spec a command was given, else $PULSE_STORE, else the default. */
+export function storeSpec(given: string | undefined, io: CliIO): string {
+  return given ?? (io.env.PULSE_STORE || DEFAULT_STORE);
 }
