@@ -59,6 +59,9 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     if (!options.readonly) {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
+      // Checkpoints (which fsync) every ~16 MB of WAL rather than every 4 MB: a quarter fewer
+      // stalls per phase committed, for a WAL file that stays bounded.
+      db.pragma("wal_autocheckpoint = 4000");
     }
     db.pragma("foreign_keys = ON");
     // Reading the schema makes a file that is not a database say so now, not at the first write.

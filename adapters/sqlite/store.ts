@@ -68,6 +68,8 @@ export class SqliteStore implements Store {
   /** Rows of committed memory transactions awaiting their unit, by graph, workspace and tx id. */
   private readonly staged = new Map<string, MemoryChange[]>();
   private readonly writeUnit: (unit: UnitOfWork) => void;
+  /** Journal row ids of iterations this store saw start and not yet finish. */
+  private readonly running = new Map<string, number>();
 
   constructor(
     readonly path: string,
@@ -137,6 +139,8 @@ export class SqliteStore implements Store {
     try {
       this.writeUnit(unit);
     } catch (error) {
+      // A rolled-back unit may have cached the id of a row that is not there.
+      this.running.delete(`${unit.loop_id}\u0000${unit.workspace_id}\u0000${unit.trace_id}`);
       throw storeError(this.path, error);
     }
   }
@@ -149,8 +153,13 @@ export class SqliteStore implements Store {
       const st = unit.started;
       s.startIteration!.run(loop_id, workspace_id, trace_id, st.number, st.entry, json(st.input), st.cause === undefined ? null : json(st.cause), st.started_at);
     }
-    let iterationId: number | undefined;
-    const iteration = () => (iterationId ??= (s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number } | undefined)?.id);
+    const key = `${loop_id}\u0000${workspace_id}\u0000${trace_id}`;
+    let iterationId = this.running.get(key);
+    const iteration = () => {
+      iterationId ??= (s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number } | undefined)?.id;
+      if (iterationId !== undefined && !unit.finished) this.running.set(key, iterationId);
+      return iterationId;
+    };
     if (unit.phase) {
       const id = iteration();
       if (id !== undefined) s.phase!.run(id, unit.phase.phase_id, unit.phase.signature, unit.phase.status, json(unit.phase.output), unit.phase.next, now);
@@ -175,6 +184,7 @@ export class SqliteStore implements Store {
       const id = iteration();
       const f = unit.finished;
       if (id !== undefined) s.finish!.run(f.status, f.closed ? 1 : 0, f.error ? json(f.error) : null, now, id);
+      this.running.delete(key);
     }
     if (unit.counters) s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
   }

@@ -137,7 +137,7 @@ export class IterationExecutor {
         const started = { number, entry, input: request.input ?? null, started_at: new Date(startedAt).toISOString(), ...(request.cause ? { cause: request.cause } : {}) };
         // The signal that started it goes to the inbox with it: a redelivery is recognised after a restart.
         const signal = request.cause?.signal;
-        await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, ...(resumedAt === undefined ? { started } : { resumed: { at: entry } }), counters: { iterations: ws.iterations, started: ws.started }, ...(typeof signal === "string" ? { inbox: { event_id: signal } } : {}) });
+        journal.defer({ workspace_id: workspaceId, trace_id: traceId, ...(resumedAt === undefined ? { started } : { resumed: { at: entry } }), counters: { iterations: ws.iterations, started: ws.started }, ...(typeof signal === "string" ? { inbox: { event_id: signal } } : {}) });
       }
       await this.phases(ws, entry, request.input ?? null, it, audit, result);
     } catch (e) {
@@ -236,16 +236,21 @@ export class IterationExecutor {
     }
   }
 
-  /** One committed phase, as one unit: journal entry, idempotency record, memory, audit events. */
-  private journalPhase(journal: Journal, it: IterationContext, audit: AuditTrail, phase: CompiledPhase, outcome: PhaseOutcome, status: "completed" | "replayed" | "skipped", output: unknown, next: string | undefined): Promise<void> {
+  /**
+   * One committed phase, as one unit: journal entry, idempotency record, memory, audit events.
+   * The iteration's last phase travels with its end (Journal.defer).
+   */
+  private async journalPhase(journal: Journal, it: IterationContext, audit: AuditTrail, phase: CompiledPhase, outcome: PhaseOutcome, status: "completed" | "replayed" | "skipped", output: unknown, next: string | undefined): Promise<void> {
     const done = outcome.kind === "completed" ? outcome : undefined;
-    return journal.commit(audit, {
+    const step = {
       workspace_id: it.workspaceId,
       trace_id: it.traceId,
       phase: { phase_id: phase.id, signature: outcome.signature, status, output, next: next ?? null },
       ...(done?.durable ? { idempotency: { workspace_id: it.workspaceId, signature: done.durable.key, canonical: done.durable.canonical } } : {}),
       ...(done?.memoryTx !== undefined ? { memory: { substrate: this.o.substrates.memory, tx_id: done.memoryTx } } : {}),
-    });
+    };
+    if (next === undefined) journal.defer(step);
+    else await journal.commit(audit, step);
   }
 
   private async completed(phase: CompiledPhase, outcome: Extract<PhaseOutcome, { kind: "completed" }>, it: IterationContext, audit: AuditTrail, ws: WorkspaceState, began: number): Promise<void> {

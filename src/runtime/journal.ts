@@ -29,9 +29,24 @@ export class Journal {
     this.holdsAudit = substrates.audit === store.audit;
   }
 
+  /** Steps held back to travel with the next one of their iteration (by trace id). */
+  private readonly deferred = new Map<string, JournalStep>();
+
+  /**
+   * Holds a step back until the iteration's next commit: an iteration's start travels with its
+   * first phase and its last phase with its end, so each phase costs one transaction. A crash in
+   * between loses nothing committed: the iteration had not started, or is resumed at that phase.
+   */
+  defer(step: JournalStep): void {
+    const prior = this.deferred.get(step.trace_id);
+    this.deferred.set(step.trace_id, prior ? { ...prior, ...step } : step);
+  }
+
   async commit(audit: AuditTrail, step: JournalStep): Promise<void> {
+    const prior = this.deferred.get(step.trace_id);
+    if (prior) this.deferred.delete(step.trace_id);
     const events = this.holdsAudit ? await audit.drain() : [];
-    await this.store.commit({ ...step, loop_id: this.loopId, audit: events });
+    await this.store.commit({ ...prior, ...step, loop_id: this.loopId, audit: events });
   }
 
   async recover(idempotencyLimit: number): Promise<Recovered> {
