@@ -202,7 +202,8 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
     return EXIT.problems;
   }
 
-  const store = await openStoreForCli(opts.store ?? (io.env.PULSE_STORE || DEFAULT_STORE), io, "pulse run");
+  const chosen = opts.store ?? (io.env.PULSE_STORE || undefined);
+  const store = await openStoreForCli(chosen ?? DEFAULT_STORE, io, "pulse run", { memoryWithoutDriver: chosen === undefined });
   if (!store) return EXIT.problems;
   try {
     return await runHosted(sources, opts, io, signals, { iterations, durationMs, stopTimeoutMs: stopTimeout.value, listen, token, maxSignalBytes, events, routes, workspace, store });

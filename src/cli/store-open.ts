@@ -10,11 +10,16 @@ import { DEFAULT_STORE } from "../store/contracts.js";
 export { DEFAULT_STORE };
 
 /** The opened store, or undefined once the refusal was printed (exit 1). */
-export async function openStoreForCli(spec: string, io: CliIO, command: string, options: { readonly?: boolean } = {}): Promise<Store | undefined> {
+export async function openStoreForCli(spec: string, io: CliIO, command: string, options: { readonly?: boolean; memoryWithoutDriver?: boolean } = {}): Promise<Store | undefined> {
   const { openStore } = await import("../../adapters/store.js");
   try {
-    return await openStore(spec, { cwd: io.cwd, ...options });
+    return await openStore(spec, { cwd: io.cwd, ...(options.readonly ? { readonly: true } : {}) });
   } catch (error) {
+    // The default store on an install without the optional SQLite driver: the run still runs.
+    if (error instanceof StoreError && error.code === "STORE_DRIVER_MISSING" && options.memoryWithoutDriver) {
+      io.stderr(`${command}: note: keeping nothing after this run: ${error.message}\n`);
+      return openStore("memory:");
+    }
     if (error instanceof StoreError) {
       io.stderr(`${command}: ${error.message}\n`);
       return undefined;

@@ -27,6 +27,7 @@ import { hostHooks } from "./hooks.js";
 import { SignalPlumbing } from "./plumbing.js";
 import { signalRequest, type ConnectionEmitter } from "./signals.js";
 import { IterationTracker } from "./tracker.js";
+import { resumeInterrupted } from "./recovery.js";
 import type { FleetGate } from "../fleet/contracts.js";
 
 export type { HostEvent } from "./host-events.js";
@@ -225,14 +226,7 @@ export class Host {
     this.stopped = false;
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
-    // Iterations a crash interrupted (the store's journal says where) continue first.
-    for (const h of this.hosted.values()) {
-      for (const r of h.loop.interrupted()) {
-        this.note(h.loop.id, `resumed ${h.loop.id} #${r.iteration} at ${r.phase}`);
-        const resumed = h.loop.resumeInterrupted(r.workspace) as Promise<IterationResult>;
-        void this.tracker.track(h.loop.id, r.workspace, resumed, true).catch(() => undefined);
-      }
-    }
+    resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined));
   }
 
   /**

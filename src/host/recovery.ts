@@ -1,0 +1,15 @@
+/**
+ * What a host does first when it starts on a store a previous run left: the iterations a crash
+ * interrupted continue (the journal says where), each said in one note.
+ */
+import type { IterationResult } from "../runtime/iteration-result.js";
+import type { Loop } from "../runtime/loop.js";
+
+export function resumeInterrupted(loops: readonly Loop[], note: (loopId: string, message: string) => void, track: (loopId: string, workspace: string, running: Promise<IterationResult>) => void): void {
+  for (const loop of loops) {
+    for (const r of loop.interrupted()) {
+      note(loop.id, `resumed ${loop.id} #${r.iteration} at ${r.phase}`);
+      track(loop.id, r.workspace, loop.resumeInterrupted(r.workspace) as Promise<IterationResult>);
+    }
+  }
+}
