@@ -121,8 +121,8 @@ export class MemoryStore implements Store {
       .map(({ status: _s, detail: _d, ...o }) => structuredClone(o));
   }
 
-  async settle(id: number, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
-    const o = this.outbox[id - 1];
+  async settle(connectionId: string, eventId: string, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
+    const o = this.outbox.find((e) => e.connection_id === connectionId && e.event_id === eventId);
     if (o && o.status === "pending") {
       o.status = outcome;
       if (detail !== undefined) o.detail = detail;

@@ -113,7 +113,7 @@ export class SqliteStore implements Store {
       loadIdempotency: p("SELECT workspace_id, signature, output FROM idempotency WHERE loop_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?"),
       received: p("SELECT 1 FROM inbox WHERE loop_id = ? AND workspace_id = ? AND event_id = ?"),
       pending: p("SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?"),
-      settle: p("UPDATE outbox SET status = ?, detail = ?, settled_at = ? WHERE id = ? AND status = 'pending'"),
+      settle: p("UPDATE outbox SET status = ?, detail = ?, settled_at = ? WHERE connection_id = ? AND event_id = ? AND status = 'pending'"),
       chains: p("SELECT workspace_id, next_seq, head FROM audit_chains ORDER BY workspace_id"),
       chainRows: p("SELECT * FROM audit_events WHERE workspace_id = ? ORDER BY chain_seq"),
     };
@@ -239,8 +239,8 @@ export class SqliteStore implements Store {
     return this.read(() => (this.s.pending!.all(limit) as (Omit<PendingSignal, "envelope"> & { envelope: string })[]).map((r) => ({ ...r, envelope: JSON.parse(r.envelope) as unknown })));
   }
 
-  settle(id: number, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
-    return this.read(() => void this.s.settle!.run(outcome, detail ?? null, new Date().toISOString(), id));
+  settle(connectionId: string, eventId: string, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
+    return this.read(() => void this.s.settle!.run(outcome, detail ?? null, new Date().toISOString(), connectionId, eventId));
   }
 
   queryAudit(filter: AuditFilter): Promise<AuditPage> {

@@ -62,10 +62,11 @@ export class SignalChannel {
     return this.pending.length;
   }
 
-  async emit(emission: Emission): Promise<void> {
+  /** `built`: the emission's envelope when it exists already (a signal kept in a store's outbox). */
+  async emit(emission: Emission, built?: PulseCloudEvent): Promise<void> {
     // exactly_once: a signature already emitted on this connection is not emitted again (§10.2).
     if (this.mode === "exactly_once" && this.sent.has(emission.signature)) return;
-    const envelope = buildEnvelope(emission);
+    const envelope = built ?? buildEnvelope(emission);
     if (this.mode === "exactly_once") this.sent.firstTime(emission.signature);
     if (this.closed) {
       await this.o.onEvent({ type: "signal.dropped", emission, envelope, reason: "stopped" });
@@ -121,7 +122,7 @@ export class SignalChannel {
       if (ack) {
         this.finish(p);
         if (ack.outcome === "rejected") await this.o.onEvent({ type: "signal.dropped", emission: p.emission, envelope: p.envelope, reason: "rejected", ...(ack.reason ? { detail: ack.reason } : {}) });
-        else await this.o.onEvent({ type: "signal.delivered", emission: p.emission, envelope: p.envelope, outcome: ack.outcome, attempts: p.attempts });
+        else await this.o.onEvent({ type: "signal.delivered", emission: p.emission, envelope: p.envelope, outcome: ack.outcome, attempts: p.attempts, ...(ack.committed ? { committed: ack.committed } : {}) });
         return;
       }
       const message = (failure as Error)?.message ?? String(failure);

@@ -78,7 +78,7 @@ export interface Emission {
 /** Delivery progress the host audits (with the emitting iteration's trace id) and reports. */
 export type DeliveryEvent =
   | { type: "signal.emitted"; emission: Emission; envelope: PulseCloudEvent }
-  | { type: "signal.delivered"; emission: Emission; envelope: PulseCloudEvent; outcome: ReceiveOutcome; attempts: number }
+  | { type: "signal.delivered"; emission: Emission; envelope: PulseCloudEvent; outcome: ReceiveOutcome; attempts: number; committed?: Promise<void> }
   | { type: "signal.retrying"; emission: Emission; envelope: PulseCloudEvent; attempt: number; delayMs: number; error: string }
   | { type: "signal.dropped"; emission: Emission; envelope: PulseCloudEvent; reason: "overflow" | "at_most_once_failed" | "rejected" | "stopped"; detail?: string }
   | { type: "signal.overflow"; emission: Emission; envelope: PulseCloudEvent; policy: "block" | "drop_oldest" | "drop_newest" | "escalate"; inflight: number };

@@ -14,6 +14,8 @@ export interface DeliveryDeps {
   emit(event: HostEvent): void;
   now(): number;
   escalate(e: { loopId: string; phaseId: string; traceId: string; signature: string; reason: string }): Promise<void>;
+  /** Marks a signal of the store's outbox as settled (with a store), so a restart does not send it again. */
+  settle?(connectionId: string, eventId: string, outcome: "delivered" | "dropped", detail?: string): Promise<void>;
 }
 
 export async function reportDelivery(event: DeliveryEvent, deps: DeliveryDeps): Promise<void> {
@@ -27,6 +29,17 @@ export async function reportDelivery(event: DeliveryEvent, deps: DeliveryDeps): 
     }
   }
   const { emission, envelope } = event;
+  // Settled: acknowledged, or refused for good. A signal dropped because the host stopped stays
+  // in the outbox, to be sent again when it starts.
+  const settle = deps.settle;
+  if (settle && event.type === "signal.delivered") {
+    // Settled once the receiver's iteration committed (its inbox has the id), not at its "accepted".
+    const done = () => settle(emission.connection.id, envelope.id, "delivered").catch(() => undefined);
+    if (event.committed) void event.committed.then(done, () => undefined);
+    else await done();
+  } else if (settle && event.type === "signal.dropped" && event.reason !== "stopped") {
+    await settle(emission.connection.id, envelope.id, "dropped", event.reason).catch(() => undefined);
+  }
   deps.emit({
     type: event.type,
     loop_id: emission.loopId,

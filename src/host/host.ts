@@ -16,6 +16,7 @@ import type { AuditTrail } from "../runtime/audit-trail.js";
 import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver, type Transport } from "../connections/contracts.js";
 import type { DedupeLimits } from "../connections/dedupe.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
+import { sendUnsent } from "./outbox.js";
 import { holds, type Expr } from "../grammar/expression/index.js";
 import type { CadenceContext, CadenceDriver } from "./cadence/driver.js";
 import type { RateLimiter } from "./cadence/rate-limit.js";
@@ -167,7 +168,8 @@ export class Host {
       escalate: (e) => this.escalate(e),
       mutant: mutantOf(options),
     });
-    this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e) };
+    const store = runtime.store;
+    this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(store ? { settle: (c, id, outcome, detail) => store.settle(c, id, outcome, detail) } : {}) };
     runtime.subscribe((e) => this.emit(e));
   }
 
@@ -226,6 +228,7 @@ export class Host {
     this.stopped = false;
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
+    sendUnsent(this.runtime.store, (loopId, connectionId) => this.hosted.get(loopId)?.emitters.get(connectionId), this.clock, (m) => this.note("*", m));
     resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined));
   }
 

@@ -115,7 +115,7 @@ export class SignalPlumbing {
 
   channel(connection: Connection, clock: Clock, onEvent: (e: DeliveryEvent) => void | Promise<void>, retry?: { baseMs: number; maxMs: number }): ConnectionEmitter {
     const channel = new SignalChannel({ connection, transport: this.transport, clock, onEvent, ...(retry ? { retry } : {}) });
-    const emitter: ConnectionEmitter = { connection, emit: (emission) => channel.emit(emission) };
+    const emitter: ConnectionEmitter = { connection, emit: (emission, envelope) => channel.emit(emission, envelope) };
     this.channels.set(emitter, channel);
     return emitter;
   }

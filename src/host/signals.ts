@@ -16,7 +16,7 @@ import { assertToken, claimedToken } from "../runtime/tokens.js";
 import { newSpanId } from "../runtime/trace.js";
 import type { PulseCloudEvent, Token, TokenName } from "../tokens/types.js";
 import type { DeliveryEvent, Emission } from "../connections/contracts.js";
-import { EXTENSIONS } from "../connections/envelope.js";
+import { buildEnvelope, EXTENSIONS } from "../connections/envelope.js";
 import { phaseScope } from "./scope.js";
 
 /**
@@ -44,7 +44,8 @@ export function tokenFor(name: TokenName, output: unknown, traceId: string, wher
 
 export interface ConnectionEmitter {
   connection: Connection;
-  emit(emission: Emission): Promise<void>;
+  /** Sends the emission (as `envelope` when it was built already: a signal from the outbox). */
+  emit(emission: Emission, envelope?: PulseCloudEvent): Promise<void>;
 }
 
 /** Emits the connections whose emit_phase just completed (the host's afterPhase hook). */
@@ -69,7 +70,12 @@ export async function emitConnections(
     const token = tokenFor(connection.token as TokenName, output, it.traceId, `connection ${connection.id} of ${loop.id}`);
     const emission: Emission = { connection, token, loopId: loop.id, phaseId, workspaceId: it.workspaceId, traceId: it.traceId, spanId: newSpanId(), signature, time: now };
     remember(emission, trail);
-    await emitter.emit(emission);
+    if (it.outbox) {
+      // Journaled: the signal is written with the phase and sent once the phase committed.
+      const envelope = buildEnvelope(emission);
+      it.outbox.entries.push({ event_id: envelope.id, connection_id: connection.id, to_loop: connection.to_loop, envelope: JSON.parse(JSON.stringify(envelope)) as unknown });
+      it.outbox.deliver.push(() => emitter.emit(emission, envelope));
+    } else await emitter.emit(emission);
   }
 }
 

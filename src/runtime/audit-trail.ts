@@ -44,13 +44,18 @@ export class AuditTrail {
      * Held for the iteration's journal (a Store serving the audit slot): events are numbered and
      * kept until drain() hands them to the unit of work that commits them with their phase.
      */
-    private readonly hold = false,
+    private hold = false,
   ) {
     if (dedupeCalls) this.transitions = new Set();
     this.seq = firstSeq;
   }
 
   private held: AuditEvent[] = [];
+
+  /** From now on appends go to the audit substrate as they come (the iteration's units are all committed). */
+  release(): void {
+    this.hold = false;
+  }
 
   /** The events held since the last drain, once every append queued before has been made. */
   async drain(): Promise<AuditEvent[]> {

@@ -5,6 +5,7 @@
 import type { Span } from "@opentelemetry/api";
 import type { InvariantViolation } from "./errors.js";
 import type { TokenLedger } from "./tokens.js";
+import type { OutboxEntry } from "../store/contracts.js";
 
 /** An act phase that committed in the iteration: what later learning is grounded on (§7.6). */
 export interface ActRecord {
@@ -26,4 +27,9 @@ export interface IterationContext {
   span: Span;
   /** Recently committed acts of the workspace: a learn may ground on an OutcomeSignal about one. */
   knownAction: (actionId: string) => boolean;
+  /**
+   * With a journal: signals the phase emitted, written to the store's outbox with the phase, and
+   * their deliveries, started once that unit committed (never before: an uncommitted phase sends nothing).
+   */
+  outbox?: { entries: OutboxEntry[]; deliver: (() => Promise<void>)[] };
 }

@@ -114,6 +114,7 @@ export class IterationExecutor {
     const startedAt = clock.now();
     const span = startIterationSpan(traceId, newSpanId(), { "pulse.loop_id": this.id, "pulse.workspace_id": workspaceId, "pulse.iteration": number });
     const it = this.context(ws, workspaceId, traceId, number, span, agentOf(request.agentId, request.input, this.o.agentId));
+    if (this.o.journal) it.outbox = { entries: [], deliver: [] };
     const journal = this.o.journal;
     const audit = new AuditTrail(this.o.substrates.audit, this.o.breakers.audit, clock, this.id, workspaceId, traceId, false, resumedAt, journal?.holdsAudit === true);
     // Events that belong to no phase are signed by their iteration: loop, workspace and trace.
@@ -153,8 +154,12 @@ export class IterationExecutor {
     this.o.settle(result);
     try {
       await audit.append(result.status === "completed" ? "iteration.completed" : "iteration.failed", null, iterationSignature, { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) });
-      if (journal) await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, finished: { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) }, counters: { iterations: ws.iterations, started: true } });
+      if (journal) {
+        await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, finished: { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) }, counters: { iterations: ws.iterations, started: true } });
+        await deliver(it);
+      }
     } catch (e) {
+      it.outbox = undefined;
       // An unreachable audit substrate ends here, reported through the iteration's status; a
       // store that cannot record the end leaves the iteration to be resumed, and says why.
       if (journal && result.status === "completed") {
@@ -162,6 +167,8 @@ export class IterationExecutor {
         result.error = { code: (e as { code?: string }).code ?? "STORE_FAILED", message: (e as Error).message };
       }
     }
+    // Events that arrive after the end (a signal's delivery, acknowledged later) go straight to the store.
+    audit.release();
     result.audit_events = audit.count;
     result.tokens = it.tokens.all();
     this.o.telemetry.iteration(result.status, result.closed);
@@ -249,8 +256,12 @@ export class IterationExecutor {
       ...(done?.durable ? { idempotency: { workspace_id: it.workspaceId, signature: done.durable.key, canonical: done.durable.canonical } } : {}),
       ...(done?.memoryTx !== undefined ? { memory: { substrate: this.o.substrates.memory, tx_id: done.memoryTx } } : {}),
     };
+    if (it.outbox && it.outbox.entries.length > 0) Object.assign(step, { outbox: it.outbox.entries.splice(0) });
     if (next === undefined) journal.defer(step);
-    else await journal.commit(audit, step);
+    else {
+      await journal.commit(audit, step);
+      await deliver(it);
+    }
   }
 
   private async completed(phase: CompiledPhase, outcome: Extract<PhaseOutcome, { kind: "completed" }>, it: IterationContext, audit: AuditTrail, ws: WorkspaceState, began: number): Promise<void> {
@@ -332,6 +343,12 @@ export class IterationExecutor {
     else await entry.audit.transition("phase.failed", phase.id, outcome.signature, { directive: outcome.directive, error: { code: outcome.error.code, message: outcome.error.message } });
     return { outcome, audit_events: entry.audit.count };
   }
+}
+
+/** Sends what the iteration's committed units put in the outbox. */
+async function deliver(it: IterationContext): Promise<void> {
+  if (!it.outbox) return;
+  for (const send of it.outbox.deliver.splice(0)) await send();
 }
 
 /** What a mutation's audit event records: ids and counts, not whole payloads. */

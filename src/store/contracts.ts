@@ -178,7 +178,8 @@ export interface Store {
   received(loopId: string, workspaceId: string, eventId: string): Promise<boolean>;
   /** Signals written to the outbox and not yet settled, oldest first. */
   pending(limit: number): Promise<PendingSignal[]>;
-  settle(id: number, outcome: "delivered" | "dropped", detail?: string): Promise<void>;
+  /** A signal of the outbox was acknowledged (or refused for good): it is not sent again. */
+  settle(connectionId: string, eventId: string, outcome: "delivered" | "dropped", detail?: string): Promise<void>;
 
   queryAudit(filter: AuditFilter): Promise<AuditPage>;
   verifyAudit(workspaceId?: string): Promise<ChainReport[]>;

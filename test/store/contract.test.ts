@@ -99,7 +99,8 @@ for (const make of fixtures) {
         ["evt-2", "examples.hello", "ws_a", TRACE, "b.loop"],
       ]);
       expect(pending[0]?.envelope).toEqual(signal.envelope);
-      await store.settle(pending[0]!.id, "delivered");
+      await store.settle("c1", "evt-1", "delivered");
+      await store.settle("c1", "evt-9", "delivered"); // unknown: nothing happens
       expect((await store.pending(10)).map((p) => p.event_id)).toEqual(["evt-2"]);
 
       expect(await store.received("b.loop", "ws_a", "evt-1")).toBe(false);
