@@ -5,7 +5,6 @@
  * once, no committed phase ran twice, every act's side effect (a memory node, counted through the
  * memory substrate) is there exactly once, and the audit chain verifies.
  */
-import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
@@ -13,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../adapters/sqlite/store.js";
 import { initSignatures } from "../../src/runtime/signature.js";
 import { ROOT } from "../cli/run-bin.js";
-import { tempDir } from "./stores.js";
+import { runChild, tempDir } from "./stores.js";
 
 const CHILD = resolve(import.meta.dirname, "fixtures/crashy-loop.mjs");
 const TARGET = 120;
@@ -23,25 +22,7 @@ beforeAll(async () => {
   await initSignatures();
 });
 
-/** Runs the child; kills it after `killAfterMs` unless it ends first. Resolves with how it ended. */
-function runChild(path: string, killAfterMs?: number): Promise<{ killed: boolean; code: number | null; out: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [CHILD, path, String(TARGET)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    let killed = false;
-    // Counted from the child's first line, so the kill lands while it works, not while node starts.
-    if (killAfterMs !== undefined) {
-      child.stdout.once("data", () =>
-        setTimeout(() => {
-          killed = child.kill("SIGKILL");
-        }, killAfterMs),
-      );
-    }
-    child.on("exit", (code) => done({ killed, code, out }));
-  });
-}
+const runChildTo = (path: string, killAfterMs?: number) => runChild(CHILD, [path, String(TARGET)], killAfterMs);
 
 async function check(path: string): Promise<void> {
   const store = new SqliteStore(path);
@@ -55,7 +36,7 @@ async function check(path: string): Promise<void> {
     expect(phases).toHaveLength(TARGET);
     for (const p of phases) expect(p.ids).toBe("fetch,decide,apply,learn");
     // Each act's side effect exactly once: one node per iteration, named after its trace.
-    const memory = store.memory("memory://crash");
+    const memory = store.memory("memory://crash.loop");
     const nodes = (await memory.retrieve_context({ query: { type: "effect" }, k: TARGET * 2 }, { trace_id: "0".repeat(31) + "1", workspace_id: "default" })).nodes;
     expect(nodes.map((n) => n.content).sort()).toEqual(iterations.map((i) => i.trace_id).sort());
     // The trail: one gap-free sequence per iteration, and every chain verifies.
@@ -77,7 +58,7 @@ describe("SIGKILL at random points", () => {
     const dir = tempDir();
     try {
       const path = join(dir, "pulse.db");
-      const r = await runChild(path);
+      const r = await runChildTo(path);
       expect(r.out).toContain("done");
       await check(path);
     } finally {
@@ -94,11 +75,11 @@ describe("SIGKILL at random points", () => {
         try {
           const path = join(dir, "pulse.db");
           for (const ms of kills) {
-            const r = await runChild(path, ms);
+            const r = await runChildTo(path, ms);
             if (r.killed) killedMidway++;
             else expect(r.code, r.out).toBe(0);
           }
-          const last = await runChild(path);
+          const last = await runChildTo(path);
           expect(last.code, last.out).toBe(0);
           if (last.out.includes("resuming")) resumed++;
           await check(path);

@@ -5,7 +5,6 @@
  * inbox with the iteration it starts. Afterwards every emitted signal was processed exactly once:
  * none lost, none run twice.
  */
-import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
@@ -13,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../adapters/sqlite/store.js";
 import { initSignatures } from "../../src/runtime/signature.js";
 import { ROOT } from "../cli/run-bin.js";
-import { tempDir } from "./stores.js";
+import { runChild, tempDir } from "./stores.js";
 
 const CHILD = resolve(import.meta.dirname, "fixtures/signal-pair.mjs");
 const TARGET = 60;
@@ -23,17 +22,7 @@ beforeAll(async () => {
   await initSignatures();
 });
 
-function runChild(path: string, killAfterMs?: number): Promise<{ killed: boolean; code: number | null; out: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [CHILD, path, String(TARGET)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    let killed = false;
-    if (killAfterMs !== undefined) child.stdout.once("data", () => setTimeout(() => (killed = child.kill("SIGKILL")), killAfterMs));
-    child.on("exit", (code) => done({ killed, code, out }));
-  });
-}
+const runChildTo = (path: string, killAfterMs?: number) => runChild(CHILD, [path, String(TARGET)], killAfterMs);
 
 async function check(path: string): Promise<void> {
   const store = new SqliteStore(path);
@@ -69,7 +58,7 @@ describe("signals through the outbox and the inbox, under SIGKILL", () => {
     const dir = tempDir();
     try {
       const path = join(dir, "pulse.db");
-      const r = await runChild(path);
+      const r = await runChildTo(path);
       expect(r.code, r.out).toBe(0);
       await check(path);
     } finally {
@@ -85,11 +74,11 @@ describe("signals through the outbox and the inbox, under SIGKILL", () => {
         try {
           const path = join(dir, "pulse.db");
           for (const ms of kills) {
-            const r = await runChild(path, ms);
+            const r = await runChildTo(path, ms);
             if (r.killed) killedMidway++;
             else expect(r.code, r.out).toBe(0);
           }
-          const last = await runChild(path);
+          const last = await runChildTo(path);
           expect(last.code, last.out).toBe(0);
           await check(path);
         } finally {
