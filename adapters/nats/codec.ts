@@ -71,7 +71,7 @@ export function decodeSignal(headers: MsgHdrs | undefined, body: Uint8Array): Re
   let envelope: Record<string, unknown>;
   if (contentType === "application/cloudevents+json" || (!fields.has("ce-specversion") && isObject(parsed) && "specversion" in parsed)) {
     if (!isObject(parsed)) throw new UndecodableSignal("a structured-mode body must be a JSON object");
-    envelope = { ...parsed };
+    envelope = parsed; // just parsed: ours to complete with the traceparent header below
   } else {
     envelope = { datacontenttype: contentType || "application/json", data: parsed };
     for (const [name, value] of fields) {
