@@ -2,12 +2,16 @@
  * A signal as a NATS message. `cloudevents` has no NATS binding, so this follows its HTTP
  * binding, whose headers NATS carries the same way:
  *
- *   binary (what pulse sends)   ce-specversion, ce-id, ce-type, ce-source, ce-subject, ce-time
- *                               and one ce-<name> per extension, percent-encoded;
- *                               content-type: application/json; traceparent; the token as data
- *   structured (also accepted)  content-type: application/cloudevents+json; the whole envelope
+ *   structured (sent by default)  content-type: application/cloudevents+json; traceparent;
+ *                                 the whole envelope as the body
+ *   binary (NatsTransport's       ce-specversion, ce-id, ce-type, ce-source, ce-subject, ce-time
+ *   mode: "binary")               and one ce-<name> per extension, percent-encoded;
+ *                                 content-type: application/json; traceparent; the token as data
  *
- * Nats-Msg-Id is the envelope id, so JetStream stores a republished signal once.
+ * Both are accepted. Nats-Msg-Id is the envelope id, so JetStream stores a republished signal
+ * once. Structured is the default, as over HTTP, and because headers are what a NATS message
+ * costs most to write and read: the client builds and parses them in JavaScript, and fourteen
+ * of them took about four times the CPU of three (bench/nats.bench.ts, docs/benchmarks.md).
  */
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import type { PulseCloudEvent } from "../../src/tokens/types.js";
@@ -21,9 +25,18 @@ export interface EncodedSignal {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-export function encodeSignal(envelope: PulseCloudEvent): EncodedSignal {
-  const { headers: fields, body } = binary(envelope);
+export type NatsContentMode = "structured" | "binary";
+
+export function encodeSignal(envelope: PulseCloudEvent, mode: NatsContentMode = "structured"): EncodedSignal {
   const headers = natsHeaders();
+  if (mode === "structured") {
+    headers.set("content-type", "application/cloudevents+json");
+    // Also a header, so tracing tools that read NATS headers see the emitting iteration's trace.
+    if (envelope.traceparent) headers.set("traceparent", envelope.traceparent);
+    headers.set("Nats-Msg-Id", envelope.id);
+    return { headers, body: encoder.encode(JSON.stringify(envelope)) };
+  }
+  const { headers: fields, body } = binary(envelope);
   for (const [name, value] of Object.entries(fields)) headers.set(name, value);
   headers.set("Nats-Msg-Id", envelope.id);
   return { headers, body: encoder.encode(body) };
@@ -58,7 +71,7 @@ export function decodeSignal(headers: MsgHdrs | undefined, body: Uint8Array): Re
   let envelope: Record<string, unknown>;
   if (contentType === "application/cloudevents+json" || (!fields.has("ce-specversion") && isObject(parsed) && "specversion" in parsed)) {
     if (!isObject(parsed)) throw new UndecodableSignal("a structured-mode body must be a JSON object");
-    envelope = { ...parsed };
+    envelope = parsed; // just parsed: ours to complete with the traceparent header below
   } else {
     envelope = { datacontenttype: contentType || "application/json", data: parsed };
     for (const [name, value] of fields) {

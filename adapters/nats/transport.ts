@@ -1,7 +1,8 @@
 /**
  * Signals between hosts over NATS JetStream (`pulse run --transport nats://…`).
  *
- * Sending publishes the envelope (names.ts: the target loop's subject; codec.ts: binary mode,
+ * Sending publishes the envelope (names.ts: the target loop's subject; codec.ts: structured mode
+ * by default, binary with `mode: "binary"`; publisher.ts: the PubAck;
  * Nats-Msg-Id = the envelope id) and resolves on JetStream's PubAck: `accepted` once the signal
  * is stored, `duplicate` when the stream already had that id (within its duplicate window). The
  * stream keeps it until the receiving loop's consumer acknowledges it, so a signal sent while
@@ -20,14 +21,17 @@ import { jetstream, jetstreamManager, DiscardPolicy, RetentionPolicy, StorageTyp
 import type { Ack, SignalReceiver, Transport } from "../../src/connections/contracts.js";
 import { TransportError } from "../../src/connections/contracts.js";
 import type { PulseCloudEvent } from "../../src/tokens/types.js";
-import { encodeSignal } from "./codec.js";
+import { encodeSignal, type NatsContentMode } from "./codec.js";
 import { isLoopId, loopSubject, parseNatsUrl, streamName, streamSubjects, type NatsAddress } from "./names.js";
+import { AckedPublisher } from "./publisher.js";
 import { LoopConsumer, type ConsumerOptions, type NatsReceiveNote } from "./receiver.js";
 import { TickBatch } from "./tick-batch.js";
 
 export interface NatsTransportOptions extends ConsumerOptions {
   /** Overrides the URL's `?system=`: names the stream PULSE_<SYSTEM> and the subjects pulse.<system>.loop.*. */
   system?: string;
+  /** CloudEvents content mode of the signals sent (default structured; both are received). */
+  mode?: NatsContentMode;
   /** Bound on one publish, until JetStream's PubAck (default 5000). */
   publishTimeoutMs?: number;
   /** JetStream's window for recognising a republished signal by its id (default 2 min). */
@@ -54,6 +58,7 @@ const MS = 1_000_000;
 export class NatsTransport implements Transport {
   private readonly consumers: LoopConsumer[] = [];
   private readonly batch = new TickBatch();
+  private readonly publisher: AckedPublisher;
   private closed = false;
 
   private constructor(
@@ -62,7 +67,9 @@ export class NatsTransport implements Transport {
     private readonly jsm: JetStreamManager,
     readonly address: NatsAddress,
     private readonly options: NatsTransportOptions,
-  ) {}
+  ) {
+    this.publisher = new AckedPublisher(connection, options.publishTimeoutMs ?? 5_000);
+  }
 
   get system(): string {
     return this.address.system;
@@ -118,12 +125,12 @@ export class NatsTransport implements Transport {
   async send(envelope: PulseCloudEvent, toLoop: string): Promise<Ack> {
     if (this.closed) throw new TransportError(`signal ${envelope.id} to ${toLoop}: the NATS transport is closed`);
     if (!isLoopId(toLoop)) return { outcome: "rejected", reason: `loop id ${JSON.stringify(toLoop)} cannot be a NATS subject` };
-    const { headers, body } = encodeSignal(envelope);
+    const { headers, body } = encodeSignal(envelope, this.options.mode);
     const max = this.connection.info?.max_payload;
     if (max !== undefined && body.length > max) return { outcome: "rejected", reason: `the signal is ${body.length} bytes, over the NATS server's max_payload of ${max}` };
     try {
       const subject = loopSubject(this.system, toLoop);
-      const ack = await this.batch.run(() => this.js.publish(subject, body, { msgID: envelope.id, headers, timeout: this.options.publishTimeoutMs ?? 5_000 }));
+      const ack = await this.batch.run(() => this.publisher.publish(subject, body, headers));
       return { outcome: ack.duplicate ? "duplicate" : "accepted" };
     } catch (error) {
       throw new TransportError(`signal ${envelope.id} to ${toLoop} over NATS ${this.address.display}: ${describe(error)}`, { cause: error });
@@ -169,6 +176,7 @@ export class NatsTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.consumers.map((c) => c.stop(timeoutMs)));
+    this.publisher.close();
     // Draining flushes what is buffered; with the server unreachable it would wait for ever.
     await bounded(this.connection.drain().catch(() => undefined), timeoutMs);
     await bounded(this.connection.close().catch(() => undefined), timeoutMs);

@@ -58,13 +58,26 @@ const BUILT: object = Object.create(Object.prototype);
  * phase and token) is validated with the first envelope; later ones are validated in full only
  * if what varies per emission is not plainly valid (W3C ids, a time within RFC 3339's years).
  */
-const validShapes = new WeakMap<Connection, Set<string>>();
+interface Shape {
+  loopId: string;
+  phaseId: string;
+  token: string;
+}
+/** Per connection, the (loop, phase, token) triples already validated: compared field by field, no key string built per envelope. */
+const validShapes = new WeakMap<Connection, Shape[]>();
 const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
 const SPAN_ID = /^(?!0{16})[0-9a-f]{16}$/;
 const YEAR_10000 = 253_402_300_800_000;
 
-function routine(e: Emission, shape: string): boolean {
-  return validShapes.get(e.connection)?.has(shape) === true && e.time >= 0 && e.time < YEAR_10000 && TRACE_ID.test(e.traceId) && SPAN_ID.test(e.spanId);
+function knownShape(e: Emission): boolean {
+  const shapes = validShapes.get(e.connection);
+  if (!shapes) return false;
+  for (const s of shapes) if (s.loopId === e.loopId && s.phaseId === e.phaseId && s.token === e.token.token) return true;
+  return false;
+}
+
+function routine(e: Emission): boolean {
+  return knownShape(e) && e.time >= 0 && e.time < YEAR_10000 && TRACE_ID.test(e.traceId) && SPAN_ID.test(e.spanId);
 }
 
 const MAX_DEPTH = 64;
@@ -90,6 +103,17 @@ function frozenCopy(value: unknown, depth: number): unknown {
   return Object.freeze(out);
 }
 
+/** The last emission time formatted: a burst of signals shares its millisecond, and toISOString costs more than the rest of the envelope's strings together. */
+let lastTime = Number.NaN;
+let lastIso = "";
+function isoTime(ms: number): string {
+  if (ms !== lastTime) {
+    lastIso = new Date(ms).toISOString();
+    lastTime = ms;
+  }
+  return lastIso;
+}
+
 export function buildEnvelope(e: Emission): PulseCloudEvent {
   const data = frozenCopy(e.token, 0);
   // The copy is what travels, so the copy is what must be a valid token.
@@ -101,7 +125,7 @@ export function buildEnvelope(e: Emission): PulseCloudEvent {
   envelope.type = `org.opensentience.pulse.${e.token.token}`;
   envelope.source = `loop:${e.loopId}/phase:${e.phaseId}`;
   envelope.subject = `trace_id:${e.traceId}`;
-  envelope.time = new Date(e.time).toISOString();
+  envelope.time = isoTime(e.time);
   envelope.datacontenttype = "application/json";
   envelope.traceparent = formatTraceparent(e.traceId, e.spanId);
   // The names in EXTENSIONS, written out: one object shape for every envelope.
@@ -112,12 +136,12 @@ export function buildEnvelope(e: Emission): PulseCloudEvent {
   // exactly_once: both endpoints deduplicate by the emitting phase's signature (§10.2).
   if (e.connection.delivery === "exactly_once") envelope.pulsesignature = e.signature;
   envelope.data = data;
-  const shape = `${e.loopId}\n${e.phaseId}\n${e.token.token}`;
-  if (!routine(e, shape)) {
+  if (!routine(e)) {
     if (!validateEnvelope(envelope)) throw new EnvelopeInvalidError(`connection ${e.connection.id}: the envelope does not match schema/tokens/cloudevents-envelope.v0.1.json: ${describeErrors(validateEnvelope.errors)}`);
     let shapes = validShapes.get(e.connection);
-    if (!shapes) validShapes.set(e.connection, (shapes = new Set()));
-    shapes.add(shape);
+    if (!shapes) validShapes.set(e.connection, (shapes = []));
+    // A connection has one emitting loop and phase; a bound keeps a misuse from growing the list.
+    if (!knownShape(e) && shapes.length < 64) shapes.push({ loopId: e.loopId, phaseId: e.phaseId, token: e.token.token });
   }
   return Object.freeze(envelope) as unknown as PulseCloudEvent;
 }

@@ -49,9 +49,27 @@ describeWith(await natsService(), "NATS JetStream transport", (url) => {
     return { js: jetstream(t.connection), jsm: await jetstreamManager(t.connection), t };
   }
 
-  it("stores a signal in binary mode: Nats-Msg-Id is the envelope id, ce- headers percent-encoded, the token as the body, on the target loop's subject", async () => {
+  it("stores a signal in structured mode by default: Nats-Msg-Id is the envelope id, traceparent a header, the whole envelope as the body, on the target loop's subject", async () => {
     fresh();
     const sender = await sys.open();
+    const sent = await envelopeFor(1, { workspace: "équipe 東京", toLoop: "shop.orders" });
+    expect(await sender.send(sent, "shop.orders")).toEqual({ outcome: "accepted" });
+    const { jsm } = await admin();
+    const stored = await jsm.streams.getMessage(`PULSE_${sys.system.toUpperCase()}`, { seq: 1 });
+    expect(stored?.subject).toBe(`pulse.${sys.system}.loop.shop.orders`);
+    const h = stored?.header;
+    expect(h?.get("Nats-Msg-Id")).toBe(sent.id);
+    expect(h?.get("content-type")).toBe("application/cloudevents+json");
+    expect(h?.get("traceparent")).toBe(sent.traceparent);
+    expect(h?.get("ce-id")).toBe("");
+    expect(JSON.parse(stored?.string() ?? "")).toEqual(JSON.parse(JSON.stringify(sent)));
+    // The same envelope sent again is stored once.
+    expect(await sender.send(sent, "shop.orders")).toEqual({ outcome: "duplicate" });
+  });
+
+  it("stores a signal in binary mode when asked: Nats-Msg-Id is the envelope id, ce- headers percent-encoded, the token as the body", async () => {
+    fresh();
+    const sender = await sys.open({ mode: "binary" });
     const sent = await envelopeFor(1, { workspace: "équipe 東京", toLoop: "shop.orders" });
     await sender.send(sent, "shop.orders");
     const { jsm } = await admin();
