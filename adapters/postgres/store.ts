@@ -1,0 +1,369 @@
+/**
+ * The Store (src/store/contracts.ts) in PostgreSQL, for a fleet of hosts on one database
+ * (`--store postgres://…?schema=…`, tables of schema.ts, created by `pulse store migrate`).
+ *
+ *   - Every unit of work is one transaction in one round trip (store-unit.ts), as the runtime's
+ *     role, under row-level security for the unit's workspace.
+ *   - The audit trail is the same BLAKE3 chain as SQLite's (src/store/audit-chain.ts), one per
+ *     workspace. The host hashes a unit's events from the head it expects and keeps that
+ *     expectation for the next unit, so units of one workspace go out back to back without waiting
+ *     for each other; the database moves the head only from where the host hashed it (a row lock
+ *     held just through the commit). When another writer moved it first, the unit rolls back
+ *     whole and is hashed again from the head the database has.
+ *   - An idempotent phase's record is claimed with INSERT … ON CONFLICT DO NOTHING: when another
+ *     unit (another host) committed the signature first, this unit is refused whole
+ *     (STORE_IDEMPOTENCY_CLAIMED), so the phase's side effects land once.
+ *   - Host-wide reads (interrupted iterations, pending signals, the audit trail of every
+ *     workspace) visit the workspaces of the `workspaces` directory one by one, each under its
+ *     own setting, in one read-only transaction: row-level security is never switched off.
+ */
+import pg from "pg";
+import { GENESIS } from "../../src/store/audit-chain.js";
+import { StoreError, type AuditFilter, type AuditPage, type ChainReport, type IdempotencyRecord, type InterruptedIteration, type LoopCounters, type MemoryChange, type PendingSignal, type PhaseCommit, type Store, type StoreInfo, type UnitOfWork } from "../../src/store/contracts.js";
+import type { AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
+import { StoreAudit } from "../shared/store-audit.js";
+import { parsePostgresUrl, PostgresAddressError, redactPassword, type PostgresAddress } from "./address.js";
+import { AUDIT_COLUMNS, checkChain, eventOf, type AuditRow } from "./audit.js";
+import { PostgresDatabase, type OpenOptions } from "./database.js";
+import { describePgError, PostgresStoreError } from "./errors.js";
+import { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
+import { PostgresMemory } from "./store-memory.js";
+import { chainStep, unitSql, type ChainHead, type ChainStep } from "./store-unit.js";
+
+/** How often a unit is tried again under the chain head's lock (another writer moved it, a deadlock). */
+const CHAIN_RETRIES = 10;
+
+interface Chain {
+  /** The head after every unit sent so far; undefined until read from the database. */
+  head?: ChainHead;
+  loading?: Promise<void>;
+  /** Grows when the expectation is dropped, so one failure drops it once. */
+  epoch: number;
+}
+
+/** A pg failure as the store's one-line error. */
+export function storeErrorOf(display: string, error: unknown): StoreError {
+  if (error instanceof StoreError) return error;
+  if (error instanceof PostgresStoreError) return new StoreError(error.code, error.message, { cause: error });
+  if (error instanceof PostgresAddressError) return new StoreError("STORE_SPEC", error.message, { cause: error });
+  const code = String((error as { code?: unknown })?.code ?? "");
+  const line = describePgError(error);
+  if (code === "PU001") return new StoreError("STORE_IDEMPOTENCY_CLAIMED", `${display}: ${line}`, { cause: error });
+  if (/^(08|57P|53)/.test(code) || /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND)$/.test(code) || /Connection terminated|connection timeout/i.test(line)) {
+    return new StoreError("STORE_UNAVAILABLE", `PostgreSQL at ${display} is unavailable: ${line}; nothing of this unit was committed`, { cause: error });
+  }
+  return new StoreError("STORE_FAILED", `${display}: ${line}`, { cause: error });
+}
+
+const chainMoved = (error: unknown): boolean => {
+  const e = error as { code?: string; constraint?: string };
+  return e?.code === "PU002" || (e?.code === "23505" && e.constraint === "audit_events_workspace_id_chain_seq_key");
+};
+
+export class PostgresStore implements Store {
+  readonly durable = true;
+  readonly description: string;
+  readonly audit: AuditSubstrate;
+  private readonly chains = new Map<string, Chain>();
+  /** Workspaces known to be in the directory. */
+  private readonly known = new Set<string>();
+  private readonly graphs = new Map<string, PostgresMemory>();
+  private readonly graphOf = new Map<MemorySubstrate, string>();
+  private readonly staged = new Map<string, MemoryChange[]>();
+  /** Outbox ids pending() returned, with their workspace (settle's row-level security). */
+  private readonly outboxWorkspace = new Map<number, string>();
+
+  private readonly ready: Promise<PostgresDatabase>;
+  private readonly address: PostgresAddress;
+
+  /** The store at `url` over `database`, a connection to it being opened (PostgresDatabase.open). */
+  constructor(url: string, database: Promise<PostgresDatabase>) {
+    this.address = parsePostgresUrl(url);
+    this.description = `postgres ${this.address.display} schema ${this.address.schema}`;
+    this.audit = new StoreAudit(this);
+    this.ready = database.catch((error: unknown) => {
+      throw storeErrorOf(this.address.display, error);
+    });
+    // Each call reports a failed connection; none goes unhandled meanwhile.
+    this.ready.catch(() => undefined);
+  }
+
+  /**
+   * The store at `url`, connecting in the background (calls wait for it): as the runtime's role,
+   * switching with SET ROLE and telling `onNote` so when connected as an owner or a superuser.
+   */
+  static connect(url: string, options: OpenOptions = {}): PostgresStore {
+    try {
+      parsePostgresUrl(url);
+      return new PostgresStore(url, PostgresDatabase.open(url, options));
+    } catch (error) {
+      throw storeErrorOf(redactPassword(url), error);
+    }
+  }
+
+  /** connect(), once connected: an unreachable or unmigrated database is refused here, in one line. */
+  static async open(url: string, options: OpenOptions = {}): Promise<PostgresStore> {
+    const store = PostgresStore.connect(url, options);
+    await store.ready;
+    return store;
+  }
+
+  private get display(): string {
+    return this.address.display;
+  }
+
+  private t = (name: string): string => `"${this.address.schema}".${name}`;
+
+  private async pool(): Promise<pg.Pool> {
+    return (await this.ready).pool;
+  }
+
+  memory(graph: string): MemorySubstrate {
+    let memory = this.graphs.get(graph);
+    if (memory) return memory;
+    const load = async (workspaceId: string): Promise<MemoryChange[]> => {
+      const rows = await this.read(workspaceId, (c) => c.query<{ kind: MemoryChange["kind"]; key: string; value: string }>(`SELECT kind, key, value FROM ${this.t("memory_state")} WHERE graph = $1 ORDER BY id`, [graph]));
+      return rows.rows.map((r) => ({ kind: r.kind, key: r.key, value: JSON.parse(r.value) as unknown }));
+    };
+    memory = new PostgresMemory(load, (workspaceId, txId, changes) => this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, changes));
+    this.graphs.set(graph, memory);
+    this.graphOf.set(memory, graph);
+    return memory;
+  }
+
+  async commit(unit: UnitOfWork): Promise<void> {
+    const ws = unit.workspace_id;
+    if (ws === "") throw new StoreError("STORE_NO_WORKSPACE", "a unit of work needs a workspace: the empty string is none");
+    const graph = unit.memory ? this.graphOf.get(unit.memory.substrate) : undefined;
+    const memoryKey = unit.memory && graph !== undefined ? `${graph}\u0000${ws}\u0000${unit.memory.tx_id}` : undefined;
+    const rows = memoryKey === undefined ? undefined : this.staged.get(memoryKey);
+    const sql = (chain?: ChainStep) => unitSql(unit, { table: this.t, now: new Date().toISOString(), newWorkspace: !this.known.has(ws), ...(chain ? { chain } : {}), ...(rows && graph !== undefined ? { memory: { graph, rows } } : {}) });
+    try {
+      if (unit.audit.length === 0) await (await this.pool()).query(sql());
+      else await this.commitChained(ws, unit, sql);
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+    this.known.add(ws);
+    if (memoryKey !== undefined) this.staged.delete(memoryKey);
+  }
+
+  /**
+   * First from the head this host expects, in one round trip; when another writer moved the
+   * chain first, again under the head's row lock (taken before hashing), which cannot be beaten.
+   */
+  private async commitChained(ws: string, unit: UnitOfWork, sql: (chain: ChainStep) => string): Promise<void> {
+    const reserved = await this.reserve(ws, unit);
+    try {
+      await (await this.pool()).query(sql(reserved.step));
+      return;
+    } catch (error) {
+      this.drop(ws, reserved.epoch);
+      if (!chainMoved(error)) throw error;
+    }
+    for (let attempt = 1; ; attempt++) {
+      const client = await (await this.pool()).connect();
+      try {
+        await client.query(`BEGIN; SELECT set_config('pulse.workspace', ${pg.escapeLiteral(ws)}, true)`);
+        await client.query(`INSERT INTO ${this.t("audit_chains")} (workspace_id, next_seq, head) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING`, [ws, GENESIS]);
+        const row = (await client.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${this.t("audit_chains")} FOR UPDATE`)).rows[0] as { next_seq: string; head: string };
+        const step = chainStep({ seq: Number(row.next_seq), hash: row.head }, unit.audit);
+        await client.query(`${sql(step)};\nCOMMIT`);
+        const chain = this.chains.get(ws);
+        if (chain) (chain.epoch++, (chain.head = step.to));
+        return;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        // A deadlock with a unit that took other rows first: PostgreSQL aborted one of the two.
+        if (!(chainMoved(error) || (error as { code?: string }).code === "40P01") || attempt >= CHAIN_RETRIES) throw error;
+      } finally {
+        client.release();
+      }
+    }
+  }
+
+  /** Hashes the unit's events onto the head this host expects, and expects the new head next. */
+  private async reserve(ws: string, unit: UnitOfWork) {
+    let chain = this.chains.get(ws);
+    if (!chain) this.chains.set(ws, (chain = { epoch: 0 }));
+    while (!chain.head) {
+      chain.loading ??= this.read(ws, (c) => c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${this.t("audit_chains")}`))
+        .then((r) => {
+          const row = r.rows[0];
+          chain.head = row ? { seq: Number(row.next_seq), hash: row.head } : { seq: 0, hash: GENESIS };
+        })
+        .finally(() => (chain.loading = undefined));
+      try {
+        await chain.loading;
+      } catch (error) {
+        throw storeErrorOf(this.display, error);
+      }
+    }
+    const step = chainStep(chain.head, unit.audit);
+    chain.head = step.to;
+    return { step, epoch: chain.epoch };
+  }
+
+  /** A unit hashed at `epoch` did not commit: what this host expected of the chain is void. */
+  private drop(ws: string, epoch: number): void {
+    const chain = this.chains.get(ws);
+    if (chain && chain.epoch === epoch) {
+      chain.epoch++;
+      chain.head = undefined;
+    }
+  }
+
+  /** `fn` in one read-only transaction seeing only `ws`'s rows. */
+  private async read<T>(ws: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return (await this.ready).inWorkspace(ws, async (c) => {
+      await c.query("SET TRANSACTION READ ONLY");
+      return fn(c);
+    });
+  }
+
+  /** `fn` for every workspace of the directory, each under its own setting, in one read-only transaction. */
+  private async everyWorkspace<T>(fn: (c: pg.PoolClient, ws: string) => Promise<T>, only?: string): Promise<{ ws: string; value: T }[]> {
+    try {
+      const pool = await this.pool();
+      const all = (await pool.query<{ workspace_id: string }>(`SELECT workspace_id FROM ${this.t("workspaces")} ORDER BY workspace_id`)).rows.map((r) => r.workspace_id);
+      const workspaces = only === undefined ? all : all.filter((w) => w === only);
+      if (workspaces.length === 0) return [];
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN READ ONLY");
+        const out: { ws: string; value: T }[] = [];
+        for (const ws of workspaces) {
+          await client.query("SELECT set_config('pulse.workspace', $1, true)", [ws]);
+          out.push({ ws, value: await fn(client, ws) });
+        }
+        await client.query("COMMIT");
+        return out;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
+  async counters(loopId: string): Promise<Map<string, LoopCounters>> {
+    const found = await this.everyWorkspace((c) => c.query<{ snapshot: string }>(`SELECT snapshot FROM ${this.t("loops")} WHERE loop_id = $1`, [loopId]));
+    const out = new Map<string, LoopCounters>();
+    for (const { ws, value } of found) {
+      const row = value.rows[0];
+      if (row) out.set(ws, JSON.parse(row.snapshot) as LoopCounters);
+    }
+    return out;
+  }
+
+  async interrupted(loopId: string): Promise<InterruptedIteration[]> {
+    const found = await this.everyWorkspace(async (c, ws) => {
+      const running = (await c.query<{ id: string; trace_id: string; number: number; entry: string; input: string; cause: string | null }>(`SELECT id, trace_id, number, entry, input, cause FROM ${this.t("iterations")} WHERE loop_id = $1 AND status = 'running' ORDER BY id`, [loopId])).rows;
+      const out: (InterruptedIteration & { id: number })[] = [];
+      for (const r of running) {
+        const phases = (await c.query<{ phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }>(`SELECT phase_id, signature, status, output, next FROM ${this.t("phases")} WHERE iteration_id = $1 ORDER BY id`, [r.id])).rows.map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
+        const seq = (await c.query<{ seq: number | null }>(`SELECT max(seq) AS seq FROM ${this.t("audit_events")} WHERE trace_id = $1 AND loop_id = $2`, [r.trace_id, loopId])).rows[0]?.seq ?? null;
+        const it: InterruptedIteration & { id: number } = { id: Number(r.id), loop_id: loopId, workspace_id: ws, trace_id: r.trace_id, number: r.number, entry: r.entry, input: JSON.parse(r.input) as unknown, phases, audit_seq: seq === null ? 0 : seq + 1 };
+        if (r.cause !== null) it.cause = JSON.parse(r.cause) as unknown;
+        out.push(it);
+      }
+      return out;
+    });
+    return found
+      .flatMap((f) => f.value)
+      .sort((a, b) => a.id - b.id)
+      .map(({ id: _id, ...it }) => it);
+  }
+
+  async idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {
+    const found = await this.everyWorkspace((c) => c.query<{ id: string; workspace_id: string; signature: string; output: string }>(`SELECT id, workspace_id, signature, output FROM ${this.t("idempotency")} WHERE loop_id = $1 ORDER BY id DESC LIMIT $2`, [loopId, limit]));
+    return found
+      .flatMap((f) => f.value.rows)
+      .sort((a, b) => Number(b.id) - Number(a.id))
+      .slice(0, limit)
+      .map((r) => ({ workspace_id: r.workspace_id, signature: r.signature, canonical: r.output }));
+  }
+
+  async received(loopId: string, workspaceId: string, eventId: string): Promise<boolean> {
+    try {
+      return (await this.read(workspaceId, (c) => c.query(`SELECT 1 FROM ${this.t("inbox")} WHERE loop_id = $1 AND event_id = $2`, [loopId, eventId]))).rowCount === 1;
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
+  async pending(limit: number): Promise<PendingSignal[]> {
+    type Row = { id: string; connection_id: string; event_id: string; loop_id: string; workspace_id: string; trace_id: string; to_loop: string; envelope: string };
+    const found = await this.everyWorkspace((c) => c.query<Row>(`SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM ${this.t("outbox")} WHERE status = 'pending' ORDER BY id LIMIT $1`, [limit]));
+    const rows = found.flatMap((f) => f.value.rows).sort((a, b) => Number(a.id) - Number(b.id)).slice(0, limit);
+    return rows.map((r) => {
+      this.outboxWorkspace.set(Number(r.id), r.workspace_id);
+      return { ...r, id: Number(r.id), envelope: JSON.parse(r.envelope) as unknown };
+    });
+  }
+
+  async settle(id: number, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
+    const db = await this.ready;
+    const update = (ws: string) => db.inWorkspace(ws, (c) => c.query(`UPDATE ${this.t("outbox")} SET status = $1, detail = $2, settled_at = $3 WHERE id = $4 AND status = 'pending'`, [outcome, detail ?? null, new Date().toISOString(), id]));
+    try {
+      const ws = this.outboxWorkspace.get(id);
+      if (ws !== undefined) {
+        await update(ws);
+        this.outboxWorkspace.delete(id);
+        return;
+      }
+      // An id from another host's pending(): find its workspace.
+      const owner = (await this.everyWorkspace((c) => c.query(`SELECT 1 FROM ${this.t("outbox")} WHERE id = $1`, [id]))).find((f) => f.value.rowCount === 1);
+      if (owner) await update(owner.ws);
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
+  async queryAudit(filter: AuditFilter): Promise<AuditPage> {
+    const where: string[] = ["position > $1"];
+    const params: unknown[] = [filter.after ?? 0];
+    if (filter.loop_id !== undefined) (params.push(filter.loop_id), where.push(`loop_id = $${params.length}`));
+    if (filter.trace_id !== undefined) (params.push(filter.trace_id), where.push(`trace_id = $${params.length}`));
+    params.push(filter.limit + 1);
+    const sql = `SELECT ${AUDIT_COLUMNS} FROM ${this.t("audit_events")} WHERE ${where.join(" AND ")} ORDER BY position LIMIT $${params.length}`;
+    const found = await this.everyWorkspace((c) => c.query<AuditRow>(sql, params), filter.workspace_id);
+    const rows = found.flatMap((f) => f.value.rows).sort((a, b) => Number(a.position) - Number(b.position));
+    const more = rows.length > filter.limit;
+    const kept = rows.slice(0, filter.limit);
+    const page: AuditPage = { events: kept.map((r) => ({ event: eventOf(r), chain_seq: Number(r.chain_seq), prev_hash: r.prev_hash, hash: r.hash, position: Number(r.position) })) };
+    if (more) page.next = Number(kept[kept.length - 1]?.position);
+    return page;
+  }
+
+  async verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
+    const db = await this.ready;
+    const found = await this.everyWorkspace((c) => checkChain(c, db), workspaceId);
+    return found.flatMap(({ ws, value }) => (value ? [{ workspace_id: ws, ...value }] : []));
+  }
+
+  async info(): Promise<StoreInfo> {
+    const counted = await this.everyWorkspace(async (c) => {
+      const out: Record<string, number> = {};
+      for (const t of TENANT_TABLES) out[t] = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.t(t)}`)).rows[0]?.n ?? 0;
+      return out;
+    });
+    const counts: Record<string, number> = Object.fromEntries(TENANT_TABLES.map((t) => [t, 0]));
+    for (const { value } of counted) for (const [t, n] of Object.entries(value)) counts[t] = (counts[t] ?? 0) + n;
+    counts.workspaces = counted.length;
+    try {
+      const size = await (await this.pool()).query<{ bytes: string | null }>("SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'", [this.address.schema]);
+      return { kind: "postgres", location: `${this.display} schema ${this.address.schema}`, version: SCHEMA_VERSION, bytes: Number(size.rows[0]?.bytes ?? 0), counts };
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
+  async close(): Promise<void> {
+    const db = await this.ready.catch(() => undefined);
+    await db?.close();
+  }
+}
