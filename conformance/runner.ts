@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DriverFailure, type Driver } from "./driver/driver.js";
+import { DEFAULT_TEST_TIMEOUT_MS, DriverFailure, type Driver } from "./driver/driver.js";
 import type { HelloResult, ObservedCall } from "./driver/protocol.js";
 import { PROTOCOL_VERSION } from "./driver/protocol.js";
 import { TestContext } from "./harness/context.js";
@@ -34,6 +34,8 @@ export interface RunOptions {
   runtimeDigestSource?: RuntimeDigestSource;
   /** The tests to run (default: the spec's twelve; tests of the runner pass their own). */
   suite?: readonly ConformanceTest[];
+  /** Real milliseconds one run of a test may take (default DEFAULT_TEST_TIMEOUT_MS). */
+  testTimeoutMs?: number;
 }
 
 export async function runTests(o: RunOptions): Promise<TestResult[]> {
@@ -53,10 +55,13 @@ async function runOne(test: ConformanceTest, o: RunOptions): Promise<TestResult>
   for (let i = 0; i < o.repeats; i++) {
     const ctx = new TestContext(o.driver, o.observer, o.timing, o.mutant, o.manifests ?? []);
     try {
-      await test.run(ctx);
+      await bounded(test.run(ctx), o.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS, (ms) => new DriverFailure(`test ${test.number} ${test.name} did not finish within ${ms} ms of real time`));
       runs.push({ ctx, ...statusOf(ctx) });
     } catch (e) {
-      if (e instanceof DriverFailure) throw e;
+      if (e instanceof DriverFailure) {
+        e.during ??= `test ${test.number} ${test.name}${o.repeats > 1 ? ` (run ${i + 1} of ${o.repeats})` : ""}${o.mutant ? ` against mutant ${o.mutant}` : ""}, ${ctx.steps.where()}`;
+        throw e;
+      }
       runs.push({ status: "errored", ctx, reason: erroredReason(e) });
     }
   }
@@ -85,6 +90,16 @@ async function runOne(test: ConformanceTest, o: RunOptions): Promise<TestResult>
     }
   }
   return result;
+}
+
+/** `work`, or the failure `expired` builds once `ms` of real time has passed first. */
+async function bounded<T>(work: Promise<T>, ms: number, expired: (ms: number) => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(expired(ms)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** How a test that ran to its end went: not_tested when its precondition was never exercised or it checked nothing. */

@@ -24,6 +24,8 @@ export class DriverFailure extends Error {
    * failure while starting): often the only explanation, e.g. "can't open file".
    */
   stderrTail?: string[];
+  /** Where the run was when it failed: the test and its step (set by the runner). */
+  during?: string;
 
   constructor(message: string) {
     super(message);
@@ -44,3 +46,8 @@ export interface Driver {
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 15_000;
+/**
+ * Real time one test may take before the run stops as a driver failure: three times the longest
+ * loop-time bound of a test (30 s), which a real-clock run spends in real time.
+ */
+export const DEFAULT_TEST_TIMEOUT_MS = 90_000;

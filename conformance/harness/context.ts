@@ -7,21 +7,28 @@ import type { Driver } from "../driver/driver.js";
 import type { ConfigureParams, ObservedCall, PhaseScript } from "../driver/protocol.js";
 import type { Check, Evidence } from "../report/types.js";
 import type { Observer } from "./observer.js";
+import { StepTracker } from "./steps.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 
 export class TestContext {
   readonly checks: Check[] = [];
   readonly evidence: Evidence = {};
   notTested: string | undefined;
+  /** The driver as the test uses it: every call counted, so a failure can say where it happened. */
+  readonly driver: Driver;
+  readonly steps: StepTracker;
 
   constructor(
-    readonly driver: Driver,
+    driver: Driver,
     readonly observer: Observer,
     readonly timing: "virtual" | "real",
     readonly mutant: string | undefined,
     /** Manifests given with --manifest: test 12 certifies that the runtime loads each. */
     readonly manifests: readonly { file: string; value: Record<string, unknown> }[] = [],
-  ) {}
+  ) {
+    this.steps = new StepTracker(driver);
+    this.driver = this.steps;
+  }
 
   /** A fresh runtime bound to the observer's substrates. */
   async configure(extra: Partial<ConfigureParams> = {}): Promise<void> {

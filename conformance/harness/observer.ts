@@ -28,11 +28,16 @@ export interface Observer {
 /** The harness's own substrates, served on loopback; every call recorded as it arrives. */
 export class RecordingSubstrate implements Observer {
   readonly evidenceClass = "recording-substrate" as const;
-  private set: SubstrateSet = inMemorySubstrates();
+  private set: SubstrateSet;
   private recorded: ObservedCall[] = [];
   private readonly down = new Set<SubstrateSlotName>();
   private server: SubstrateServer | undefined;
   private url: string | null = null;
+
+  /** `fresh` builds the substrates served behind the recorder, anew on every reset (tests slow them down). */
+  constructor(private readonly fresh: () => SubstrateSet = inMemorySubstrates) {
+    this.set = fresh();
+  }
 
   get substrateUrl(): string | null {
     return this.url;
@@ -67,7 +72,7 @@ export class RecordingSubstrate implements Observer {
   }
 
   async reset(): Promise<void> {
-    this.set = inMemorySubstrates();
+    this.set = this.fresh();
     this.recorded = [];
     this.down.clear();
   }

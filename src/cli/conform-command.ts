@@ -316,6 +316,7 @@ export async function runConform(opts: ConformCliOptions, io: CliIO): Promise<nu
 
 export function driverFailed(e: DriverFailure, driver: Driver | undefined, io: CliIO, name = "pulse-conform"): number {
   io.stderr(`${name}: driver failure: ${e.message}\n`);
+  if (e.during) io.stderr(`during ${e.during}\n`);
   const tail = e.stderrTail ?? driver?.stderrTail() ?? [];
   if (tail.length > 0) io.stderr(`the adapter's last stderr lines:\n${tail.slice(-15).map((l) => `  | ${l}`).join("\n")}\n`);
   io.stderr("no verdict: the run stopped before the suite finished\n");

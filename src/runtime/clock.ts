@@ -55,16 +55,36 @@ interface Timer {
 export const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
+ * How long (real time) `advance` waits for work on the wire before it moves time anyway: a
+ * substrate call that is itself waiting for loop time (a peer that never answers until the
+ * phase's timeout aborts it) would otherwise hold the clock for good.
+ */
+export const DEFAULT_IN_FLIGHT_BOUND_MS = 10_000;
+
+export interface VirtualClockOptions {
+  /** Real milliseconds `advance` waits for tracked work before moving time regardless. */
+  inFlightBoundMs?: number;
+}
+
+/**
  * Time that moves only when told to. `advance(ms)` fires due timers in order, letting the code
  * each one wakes run (and schedule further timers) before the next fires.
+ *
+ * Work that takes real time (a substrate call over HTTP) is invisible to a settle() of the
+ * event loop: time would pass while it is on the wire, and a timer its continuation sets would
+ * land after the advance that should have fired it. Such work is passed through `track`, and
+ * `advance` waits for it (bounded) before each step.
  */
 export class VirtualClock implements Clock {
   private time: number;
   private seq = 0;
   private timers: Timer[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlightBoundMs: number;
 
-  constructor(start = Date.UTC(2026, 0, 1)) {
+  constructor(start = Date.UTC(2026, 0, 1), options: VirtualClockOptions = {}) {
     this.time = start;
+    this.inFlightBoundMs = options.inFlightBoundMs ?? DEFAULT_IN_FLIGHT_BOUND_MS;
   }
 
   now(): number {
@@ -99,6 +119,22 @@ export class VirtualClock implements Clock {
     };
   }
 
+  /** Holds loop time while `work` (real-time work such as a substrate call) is under way; returns it unchanged. */
+  track<T>(work: Promise<T>): Promise<T> {
+    const done: Promise<void> = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.add(done);
+    void done.then(() => this.inFlight.delete(done));
+    return work;
+  }
+
+  /** Tracked work still under way. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
   /** Number of timers waiting. */
   get pending(): number {
     return this.timers.length;
@@ -113,16 +149,32 @@ export class VirtualClock implements Clock {
 
   async advance(ms: number): Promise<void> {
     const target = this.time + ms;
-    await settle();
+    await this.quiesce();
     for (;;) {
       const due = this.takeNext(target);
       if (!due) break;
       this.time = due.at;
       due.resolve();
-      await settle();
+      await this.quiesce();
     }
     this.time = target;
+    await this.quiesce();
+  }
+
+  /** Lets pending callbacks run and tracked work finish (up to the in-flight bound of real time). */
+  private async quiesce(): Promise<void> {
     await settle();
+    if (this.inFlight.size === 0) return;
+    const deadline = performance.now() + this.inFlightBoundMs;
+    while (this.inFlight.size > 0) {
+      const left = deadline - performance.now();
+      if (left <= 0) return;
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(this.inFlight), new Promise((resolve) => (bound = setTimeout(resolve, left)))]);
+      clearTimeout(bound);
+      // What the finished work woke may start further calls before it blocks again.
+      await settle();
+    }
   }
 
   /** Advances to each next timer until none is left or `limitMs` has passed. */

@@ -44,6 +44,46 @@ describe("VirtualClock", () => {
     expect(n).toBe(5);
     expect(clock.now()).toBe(4000);
   });
+
+  // A substrate call over HTTP answers on a later macrotask, after any number of setImmediate
+  // turns: time that moved meanwhile skipped the timer set after the answer (the selftest hang).
+  it("does not move time while tracked work (a substrate call on the wire) is under way", async () => {
+    const clock = new VirtualClock(0);
+    const onTheWire = () => clock.track(new Promise<void>((resolve) => setTimeout(resolve, 30)));
+    let sleptUntil: number | undefined;
+    void (async () => {
+      await onTheWire();
+      await clock.sleep(500);
+      await onTheWire();
+      sleptUntil = clock.now();
+    })();
+    await clock.advance(100);
+    expect(clock.inFlightCount).toBe(0);
+    expect(clock.pending).toBe(1); // the sleep was set at loop time 0, before time moved
+    await clock.advance(400);
+    expect(sleptUntil).toBe(500);
+    expect(clock.now()).toBe(500);
+  });
+
+  it("moves time anyway once tracked work has taken the in-flight bound of real time", async () => {
+    const clock = new VirtualClock(0, { inFlightBoundMs: 50 });
+    void clock.track(new Promise(() => undefined)); // a peer that never answers
+    let fired = false;
+    clock.timer(10, () => (fired = true));
+    const started = performance.now();
+    await clock.advance(20);
+    expect(fired).toBe(true);
+    expect(clock.now()).toBe(20);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it("a tracked call that fails is no longer waited for, and its failure reaches the caller", async () => {
+    const clock = new VirtualClock(0);
+    const failed = clock.track(Promise.reject(new Error("unavailable")));
+    await expect(failed).rejects.toThrow("unavailable");
+    await clock.advance(10);
+    expect(clock.inFlightCount).toBe(0);
+  });
 });
 
 describe("CircuitBreaker", () => {

@@ -112,6 +112,9 @@ export class PulseAdapter {
         }
       });
     }
+    // Loop time stands still while a substrate call is on the wire (clock.ts, VirtualClock.track):
+    // a phase that sleeps after an HTTP call must find its timer still ahead, not already skipped.
+    if (virtual) substrates = wrapSubstrates(substrates, (_slot, _operation, _args, _ctx, proceed) => virtual.track(proceed()));
     // Mutants are switched on through the runtime's internal entry, never its public options.
     const options = {
       clock,
