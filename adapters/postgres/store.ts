@@ -5,11 +5,10 @@
  *   - Every unit of work is one transaction in one round trip (store-unit.ts), as the runtime's
  *     role, under row-level security for the unit's workspace.
  *   - The audit trail is the same BLAKE3 chain as SQLite's (src/store/audit-chain.ts), one per
- *     workspace. The host hashes a unit's events from the head it expects and keeps that
- *     expectation for the next unit, so units of one workspace go out back to back without waiting
- *     for each other; the database moves the head only from where the host hashed it (a row lock
- *     held just through the commit). When another writer moved it first, the unit rolls back
- *     whole and is hashed again from the head the database has.
+ *     workspace. Units that append to it go through store-chain.ts: one transaction per workspace
+ *     in flight, units that queued meanwhile sent together (a group commit, each unit still whole
+ *     or absent), hashed from the head the host expects and checked by the database, under the
+ *     head's row lock when another host moved it first.
  *   - An idempotent phase's record is claimed with INSERT … ON CONFLICT DO NOTHING: when another
  *     unit (another host) committed the signature first, this unit is refused whole
  *     (STORE_IDEMPOTENCY_CLAIMED), so the phase's side effects land once.
@@ -17,8 +16,7 @@
  *     workspace) visit the workspaces of the `workspaces` directory one by one, each under its
  *     own setting, in one read-only transaction: row-level security is never switched off.
  */
-import pg from "pg";
-import { GENESIS } from "../../src/store/audit-chain.js";
+import type pg from "pg";
 import { StoreError, type AuditFilter, type AuditPage, type ChainReport, type IdempotencyRecord, type InterruptedIteration, type LoopCounters, type MemoryChange, type PendingSignal, type PhaseCommit, type Store, type StoreInfo, type UnitOfWork } from "../../src/store/contracts.js";
 import type { AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { StoreAudit } from "../shared/store-audit.js";
@@ -28,18 +26,8 @@ import { PostgresDatabase, type OpenOptions } from "./database.js";
 import { describePgError, PostgresStoreError } from "./errors.js";
 import { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
 import { PostgresMemory } from "./store-memory.js";
-import { chainStep, unitSql, type ChainHead, type ChainStep } from "./store-unit.js";
-
-/** How often a unit is tried again under the chain head's lock (another writer moved it, a deadlock). */
-const CHAIN_RETRIES = 10;
-
-interface Chain {
-  /** The head after every unit sent so far; undefined until read from the database. */
-  head?: ChainHead;
-  loading?: Promise<void>;
-  /** Grows when the expectation is dropped, so one failure drops it once. */
-  epoch: number;
-}
+import { ChainWriter } from "./store-chain.js";
+import { unitSql, type ChainStep } from "./store-unit.js";
 
 /** A pg failure as the store's one-line error. */
 export function storeErrorOf(display: string, error: unknown): StoreError {
@@ -55,16 +43,11 @@ export function storeErrorOf(display: string, error: unknown): StoreError {
   return new StoreError("STORE_FAILED", `${display}: ${line}`, { cause: error });
 }
 
-const chainMoved = (error: unknown): boolean => {
-  const e = error as { code?: string; constraint?: string };
-  return e?.code === "PU002" || (e?.code === "23505" && e.constraint === "audit_events_workspace_id_chain_seq_key");
-};
-
 export class PostgresStore implements Store {
   readonly durable = true;
   readonly description: string;
   readonly audit: AuditSubstrate;
-  private readonly chains = new Map<string, Chain>();
+  private readonly chained: ChainWriter;
   /** Workspaces known to be in the directory. */
   private readonly known = new Set<string>();
   private readonly graphs = new Map<string, PostgresMemory>();
@@ -81,6 +64,7 @@ export class PostgresStore implements Store {
     this.address = parsePostgresUrl(url);
     this.description = `postgres ${this.address.display} schema ${this.address.schema}`;
     this.audit = new StoreAudit(this);
+    this.chained = new ChainWriter(() => this.pool(), this.t);
     this.ready = database.catch((error: unknown) => {
       throw storeErrorOf(this.address.display, error);
     });
@@ -140,77 +124,12 @@ export class PostgresStore implements Store {
     const sql = (chain?: ChainStep) => unitSql(unit, { table: this.t, now: new Date().toISOString(), newWorkspace: !this.known.has(ws), ...(chain ? { chain } : {}), ...(rows && graph !== undefined ? { memory: { graph, rows } } : {}) });
     try {
       if (unit.audit.length === 0) await (await this.pool()).query(sql());
-      else await this.commitChained(ws, unit, sql);
+      else await this.chained.write(ws, { unit, sql });
     } catch (error) {
       throw storeErrorOf(this.display, error);
     }
     this.known.add(ws);
     if (memoryKey !== undefined) this.staged.delete(memoryKey);
-  }
-
-  /**
-   * First from the head this host expects, in one round trip; when another writer moved the
-   * chain first, again under the head's row lock (taken before hashing), which cannot be beaten.
-   */
-  private async commitChained(ws: string, unit: UnitOfWork, sql: (chain: ChainStep) => string): Promise<void> {
-    const reserved = await this.reserve(ws, unit);
-    try {
-      await (await this.pool()).query(sql(reserved.step));
-      return;
-    } catch (error) {
-      this.drop(ws, reserved.epoch);
-      if (!chainMoved(error)) throw error;
-    }
-    for (let attempt = 1; ; attempt++) {
-      const client = await (await this.pool()).connect();
-      try {
-        await client.query(`BEGIN; SELECT set_config('pulse.workspace', ${pg.escapeLiteral(ws)}, true)`);
-        await client.query(`INSERT INTO ${this.t("audit_chains")} (workspace_id, next_seq, head) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING`, [ws, GENESIS]);
-        const row = (await client.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${this.t("audit_chains")} FOR UPDATE`)).rows[0] as { next_seq: string; head: string };
-        const step = chainStep({ seq: Number(row.next_seq), hash: row.head }, unit.audit);
-        await client.query(`${sql(step)};\nCOMMIT`);
-        const chain = this.chains.get(ws);
-        if (chain) (chain.epoch++, (chain.head = step.to));
-        return;
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        // A deadlock with a unit that took other rows first: PostgreSQL aborted one of the two.
-        if (!(chainMoved(error) || (error as { code?: string }).code === "40P01") || attempt >= CHAIN_RETRIES) throw error;
-      } finally {
-        client.release();
-      }
-    }
-  }
-
-  /** Hashes the unit's events onto the head this host expects, and expects the new head next. */
-  private async reserve(ws: string, unit: UnitOfWork) {
-    let chain = this.chains.get(ws);
-    if (!chain) this.chains.set(ws, (chain = { epoch: 0 }));
-    while (!chain.head) {
-      chain.loading ??= this.read(ws, (c) => c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${this.t("audit_chains")}`))
-        .then((r) => {
-          const row = r.rows[0];
-          chain.head = row ? { seq: Number(row.next_seq), hash: row.head } : { seq: 0, hash: GENESIS };
-        })
-        .finally(() => (chain.loading = undefined));
-      try {
-        await chain.loading;
-      } catch (error) {
-        throw storeErrorOf(this.display, error);
-      }
-    }
-    const step = chainStep(chain.head, unit.audit);
-    chain.head = step.to;
-    return { step, epoch: chain.epoch };
-  }
-
-  /** A unit hashed at `epoch` did not commit: what this host expected of the chain is void. */
-  private drop(ws: string, epoch: number): void {
-    const chain = this.chains.get(ws);
-    if (chain && chain.epoch === epoch) {
-      chain.epoch++;
-      chain.head = undefined;
-    }
   }
 
   /** `fn` in one read-only transaction seeing only `ws`'s rows. */
