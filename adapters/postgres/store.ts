@@ -37,8 +37,12 @@ export function storeErrorOf(display: string, error: unknown): StoreError {
   const code = String((error as { code?: unknown })?.code ?? "");
   const line = describePgError(error);
   if (code === "PU001") return new StoreError("STORE_IDEMPOTENCY_CLAIMED", `${display}: ${line}`, { cause: error });
-  if (/^(08|57P|53)/.test(code) || /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND)$/.test(code) || /Connection terminated|connection timeout/i.test(line)) {
+  if (/^E(CONNREFUSED|HOSTUNREACH|NOTFOUND|TIMEDOUT)$/.test(code) || code === "53300") {
     return new StoreError("STORE_UNAVAILABLE", `PostgreSQL at ${display} is unavailable: ${line}; nothing of this unit was committed`, { cause: error });
+  }
+  if (/^(08|57P)/.test(code) || /^E(CONNRESET|PIPE)$/.test(code) || /Connection terminated|connection timeout/i.test(line)) {
+    // The connection broke with the unit on the wire: the server may have committed it or not.
+    return new StoreError("STORE_UNAVAILABLE", `PostgreSQL at ${display} is unavailable: ${line}; the unit is all committed or not at all, which one is known once the server answers again`, { cause: error });
   }
   return new StoreError("STORE_FAILED", `${display}: ${line}`, { cause: error });
 }
