@@ -110,7 +110,9 @@ export class PostgresStore implements Store {
     let memory = this.graphs.get(graph);
     if (memory) return memory;
     const load = async (workspaceId: string): Promise<MemoryChange[]> => {
-      const rows = await this.read(workspaceId, (c) => c.query<{ kind: MemoryChange["kind"]; key: string; value: string }>(`SELECT kind, key, value FROM ${this.t("memory_state")} WHERE graph = $1 ORDER BY id`, [graph]));
+      const rows = await this.read(workspaceId, (c) => c.query<{ kind: MemoryChange["kind"]; key: string; value: string }>(`SELECT kind, key, value FROM ${this.t("memory_state")} WHERE graph = $1 ORDER BY id`, [graph])).catch((error: unknown) => {
+        throw storeErrorOf(this.display, error);
+      });
       return rows.rows.map((r) => ({ kind: r.kind, key: r.key, value: JSON.parse(r.value) as unknown }));
     };
     memory = new PostgresMemory(load, (workspaceId, txId, changes) => this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, changes));
