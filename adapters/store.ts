@@ -6,10 +6,10 @@
  */
 import { resolve } from "node:path";
 import { initSignatures } from "../src/runtime/signature.js";
-import { StoreError, type Store } from "../src/store/contracts.js";
+import { DEFAULT_STORE, StoreError, type Store } from "../src/store/contracts.js";
 import { MemoryStore } from "./memory/store.js";
 
-export const DEFAULT_STORE = "sqlite:.pulse/pulse.db";
+export { DEFAULT_STORE };
 
 export type StoreSpec = { kind: "memory" } | { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
 

@@ -12,23 +12,36 @@ import { postgresSubstrateFactory } from "../adapters/postgres/substrates.js";
 import { Host, type HostOptions } from "./host/host.js";
 import { Runtime, type RuntimeOptions } from "./runtime/runtime.js";
 import { initSignatures } from "./runtime/signature.js";
-import { SubstrateRegistry } from "./substrates/registry.js";
+import { SubstrateRegistry, type SubstrateFactory } from "./substrates/registry.js";
+import type { Store } from "./store/contracts.js";
 
-/** Adds the embedded defaults to the registry (a new one when none is given), under its own bindings. */
-export function withEmbeddedDefaults(registry: SubstrateRegistry = new SubstrateRegistry()): SubstrateRegistry {
+/**
+ * Adds the embedded defaults to the registry (a new one when none is given), under its own
+ * bindings. With a store, the default memory and audit slots are the store's: kept in it, and
+ * committed with each phase.
+ */
+export function withEmbeddedDefaults(registry: SubstrateRegistry = new SubstrateRegistry(), store?: Store): SubstrateRegistry {
   for (const scheme of ["http", "https"]) if (!registry.hasScheme(scheme)) registry.scheme(scheme, httpSubstrateFactory());
   for (const scheme of ["postgres", "postgresql"]) if (!registry.hasScheme(scheme)) registry.scheme(scheme, postgresSubstrateFactory());
-  if (!registry.hasFallback) registry.fallbackTo(inMemorySubstrateFactory());
+  if (!registry.hasFallback) registry.fallbackTo(store ? storeSubstrateFactory(store) : inMemorySubstrateFactory());
   return registry;
 }
 
 /** A runtime with the embedded default adapters (see RuntimeOptions.registry for your own). */
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   await initSignatures();
-  return new Runtime({ ...options, registry: withEmbeddedDefaults(options.registry) });
+  return new Runtime({ ...options, registry: withEmbeddedDefaults(options.registry, options.store) });
 }
 
 /** A host (and its runtime) with the embedded default adapters. */
 export function createHost(options: HostOptions = {}): Promise<Host> {
-  return Host.assemble({ ...options, registry: withEmbeddedDefaults(options.registry) });
+  return Host.assemble({ ...options, registry: withEmbeddedDefaults(options.registry, options.store) });
 }
+
+/** The store's memory graphs (one per memory URI) and audit trail; every other slot in memory. */
+function storeSubstrateFactory(store: Store): SubstrateFactory {
+  const inMemory = inMemorySubstrateFactory();
+  return (slot, uri) => (slot === "memory" ? store.memory(uri) : slot === "audit" ? store.audit : inMemory(slot, uri)) as never;
+}
+
+export { openStore, DEFAULT_STORE } from "../adapters/store.js";

@@ -4,7 +4,8 @@
  * contracts and registry, and the manifest and token types.
  */
 export * from "./runtime/index.js";
-export { createRuntime, withEmbeddedDefaults } from "./embedded.js";
+export { createRuntime, withEmbeddedDefaults, openStore, DEFAULT_STORE } from "./embedded.js";
+export { StoreError, type Store, type UnitOfWork } from "./store/contracts.js";
 export { validateSources, validateValue, type ValidateOptions } from "./validator/validate.js";
 export type { Diagnostic, FileResult, Severity } from "./validator/diagnostic.js";
 export { readSource, type ManifestSource } from "./source/load.js";

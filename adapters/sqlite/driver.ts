@@ -3,7 +3,7 @@
  * compiles from source): WAL, synchronous=NORMAL (set explicitly: it reads FULL otherwise), a busy
  * timeout, and SQLite's failures turned into one line a person can act on (StoreError).
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { StoreError } from "../../src/store/contracts.js";
@@ -45,6 +45,7 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 export function openDatabase(path: string, options: { readonly?: boolean } = {}): Database {
   const Driver = loadDriver();
+  if (options.readonly && !existsSync(path)) throw new StoreError("STORE_MISSING", `${path}: no store there yet (pulse run creates it; --store names another)`);
   if (!options.readonly && path !== ":memory:") {
     try {
       mkdirSync(dirname(path), { recursive: true });
@@ -58,6 +59,9 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     if (!options.readonly) {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
+      // Checkpoints (which fsync) every ~16 MB of WAL rather than every 4 MB: a quarter fewer
+      // stalls per phase committed, for a WAL file that stays bounded.
+      db.pragma("wal_autocheckpoint = 4000");
     }
     db.pragma("foreign_keys = ON");
     // Reading the schema makes a file that is not a database say so now, not at the first write.

@@ -32,7 +32,6 @@ CREATE TABLE audit_events (
   UNIQUE (workspace_id, chain_seq)
 ) STRICT;
 CREATE INDEX audit_by_trace ON audit_events (trace_id, seq);
-CREATE INDEX audit_by_loop ON audit_events (loop_id, position);
 CREATE TABLE audit_chains (workspace_id TEXT PRIMARY KEY, next_seq INTEGER NOT NULL, head TEXT NOT NULL) STRICT;
 CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
   BEGIN SELECT RAISE(ABORT, 'audit events are append-only (PULSE §7.3): UPDATE refused'); END;

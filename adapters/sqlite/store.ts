@@ -15,8 +15,9 @@ import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/subs
 import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
 import { openDatabase, storeError, type Database, type Statement } from "./driver.js";
-import { migrateComponent } from "./schema-versions.js";
+import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
+import { StoreError } from "../../src/store/contracts.js";
 
 export const STORE_COMPONENT = "store";
 export const STORE_SCHEMA_VERSION = STORE_MIGRATIONS.length;
@@ -45,6 +46,13 @@ function eventOf(r: AuditRow): AuditEvent {
   return e;
 }
 
+/** A file opened only to read: it must hold the store's tables, at a version this pulse knows. */
+function checkReadable(db: Database, path: string): void {
+  const version = componentVersion(db, STORE_COMPONENT);
+  if (version === 0) throw new StoreError("STORE_MISSING", `${path}: holds no pulse store (pulse run creates one; --store names another)`);
+  if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
+}
+
 function json(value: unknown): string {
   return canonicalJson(value === undefined ? null : value);
 }
@@ -60,6 +68,8 @@ export class SqliteStore implements Store {
   /** Rows of committed memory transactions awaiting their unit, by graph, workspace and tx id. */
   private readonly staged = new Map<string, MemoryChange[]>();
   private readonly writeUnit: (unit: UnitOfWork) => void;
+  /** Journal row ids of iterations this store saw start and not yet finish. */
+  private readonly running = new Map<string, number>();
 
   constructor(
     readonly path: string,
@@ -69,6 +79,7 @@ export class SqliteStore implements Store {
     this.db = openDatabase(path, options);
     try {
       if (!options.readonly) migrateComponent(this.db, path, STORE_COMPONENT, STORE_MIGRATIONS, WRITTEN_BY);
+      else checkReadable(this.db, path);
       this.s = this.prepare();
     } catch (error) {
       this.db.close();
@@ -128,6 +139,8 @@ export class SqliteStore implements Store {
     try {
       this.writeUnit(unit);
     } catch (error) {
+      // A rolled-back unit may have cached the id of a row that is not there.
+      this.running.delete(`${unit.loop_id}\u0000${unit.workspace_id}\u0000${unit.trace_id}`);
       throw storeError(this.path, error);
     }
   }
@@ -140,8 +153,13 @@ export class SqliteStore implements Store {
       const st = unit.started;
       s.startIteration!.run(loop_id, workspace_id, trace_id, st.number, st.entry, json(st.input), st.cause === undefined ? null : json(st.cause), st.started_at);
     }
-    let iterationId: number | undefined;
-    const iteration = () => (iterationId ??= (s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number } | undefined)?.id);
+    const key = `${loop_id}\u0000${workspace_id}\u0000${trace_id}`;
+    let iterationId = this.running.get(key);
+    const iteration = () => {
+      iterationId ??= (s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number } | undefined)?.id;
+      if (iterationId !== undefined && !unit.finished) this.running.set(key, iterationId);
+      return iterationId;
+    };
     if (unit.phase) {
       const id = iteration();
       if (id !== undefined) s.phase!.run(id, unit.phase.phase_id, unit.phase.signature, unit.phase.status, json(unit.phase.output), unit.phase.next, now);
@@ -166,6 +184,7 @@ export class SqliteStore implements Store {
       const id = iteration();
       const f = unit.finished;
       if (id !== undefined) s.finish!.run(f.status, f.closed ? 1 : 0, f.error ? json(f.error) : null, now, id);
+      this.running.delete(key);
     }
     if (unit.counters) s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
   }
@@ -276,6 +295,8 @@ export class SqliteStore implements Store {
     try {
       this.db.pragma("wal_checkpoint(TRUNCATE)");
       this.db.exec("VACUUM");
+      // In WAL mode VACUUM writes the rebuilt file through the WAL: fold it back in.
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
     } catch (error) {
       throw storeError(this.path, error);
     }

@@ -9,6 +9,7 @@ import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
 import { VERSION } from "../version.js";
 import { addStoreMigrateOptions, STORE_MIGRATE_HELP } from "./store-migrate.js";
+import { addAuditOptions, addStoreOption, AUDIT_HELP, type AuditCliOptions } from "./audit-command.js";
 import { addSubstrateServeOptions, SUBSTRATE_SERVE_DESCRIPTION, SUBSTRATE_SERVE_HELP, type SubstrateServeOptions } from "./substrate-options.js";
 
 // `pulse conform …` is pulse-conform, word for word (its own options, `--` and subcommands):
@@ -97,6 +98,44 @@ async function main(): Promise<void> {
     .action(async (opts: { store: string; appPassword?: string }, cmd: Command) => {
       const { runStoreMigrate } = await import("./store-migrate.js");
       setExitCode(cmd, await runStoreMigrate(opts, io));
+    });
+
+  addStoreOption(store.command("info"))
+    .description("What a store holds: its location, schema version, size and rows per table.")
+    .option("--json", "one JSON object")
+    .action(async (opts: { store?: string; json?: boolean }, cmd: Command) => {
+      const { runStoreInfo } = await import("./store-command.js");
+      setExitCode(cmd, await runStoreInfo(opts, io));
+    });
+  addStoreOption(store.command("vacuum"))
+    .description("Compact a SQLite store's file (checkpoint its WAL, rebuild it); stop the runs using it first.")
+    .action(async (opts: { store?: string }, cmd: Command) => {
+      const { runStoreVacuum } = await import("./store-command.js");
+      setExitCode(cmd, await runStoreVacuum(opts, io));
+    });
+  addStoreOption(store.command("export"))
+    .description("Every row of a SQLite store as JSON lines ({table, row}), for backups and other tools.")
+    .option("--jsonl", "JSON lines (the only format)")
+    .action(async (opts: { store?: string; jsonl?: boolean }, cmd: Command) => {
+      const { runStoreExport } = await import("./store-command.js");
+      setExitCode(cmd, await runStoreExport(opts, io));
+    });
+
+  const audit = addAuditOptions(program.command("audit"))
+    .description("The audit trail a store keeps: readable, filterable, paged.")
+    .addHelpText("after", AUDIT_HELP)
+    .action(async (opts: AuditCliOptions, cmd: Command) => {
+      const { runAudit } = await import("./audit-command.js");
+      setExitCode(cmd, await runAudit(opts, io));
+    });
+  addStoreOption(audit.command("verify"))
+    .description("Check every workspace's audit hash chain: ok with counts, or the first broken link (exit 1).")
+    .option("-w, --workspace <id>", "only this workspace's chain")
+    .option("--json", "one JSON object")
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { runAuditVerify } = await import("./audit-command.js");
+      // `pulse audit --store X verify` and `pulse audit verify --store X` alike.
+      setExitCode(cmd, await runAuditVerify(cmd.optsWithGlobals<{ store?: string; workspace?: string; json?: boolean }>(), io));
     });
 
   process.exitCode = await runProgram(program, process.argv.slice(2), io, "pulse");

@@ -17,6 +17,8 @@ import { describeNatsNote, openNats, TRANSPORT_HELP } from "./run-nats.js";
 import { FLEET_HELP, openFleet, type FleetRun } from "./run-fleet.js";
 import { describeWaits, QuietWatcher } from "./run-waiting.js";
 import { isLoopback as isLoopbackHost } from "../transports/loopback.js";
+import { DEFAULT_STORE, openStoreForCli } from "./store-open.js";
+import type { Store } from "../store/contracts.js";
 
 /** Exit codes of `pulse run` beyond the shared ones (EXIT). */
 export const RUN_EXIT = {
@@ -42,10 +44,11 @@ export interface RunCliOptions {
   fleet?: string;
   leaseTtl?: string;
   hostId?: string;
+  store?: string;
   color?: boolean;
 }
 
-export const RUN_DESCRIPTION = "Run PULSE loops on their cadences, with in-memory substrates and recording handlers, printing a live trace.";
+export const RUN_DESCRIPTION = "Run PULSE loops on their cadences, with recording handlers and a durable store, printing a live trace.";
 
 export const RUN_HELP = `
 Operands: manifests, directories or globs, all hosted together (their connections and nested
@@ -75,6 +78,12 @@ Stopping: after --once (every loop once), --iterations N (once the N-th iteratio
 signals finish first, for up to --stop-timeout (default 10s), and signals still undelivered then
 are dropped and reported. A second Ctrl-C stops at once. The run ends with a summary (with
 --json, a "run.summary" record).
+
+State is kept in a store, .pulse/pulse.db in the working directory unless --store says otherwise:
+the iteration journal, the audit trail, the memory graphs and idempotency records. A second run
+continues where the first stopped (iteration numbers, memory, replays), and an iteration a crash
+interrupted is resumed at the phase after its last committed one ("resumed <loop> #N at <phase>").
+--store memory: keeps nothing after the run. Inspect a store with pulse audit and pulse store info.
 
 Two processes can signal each other over loopback:
   pulse run a.yaml --listen 7070 --route other.loop=http://127.0.0.1:7071
@@ -108,6 +117,7 @@ export function addRunOptions(cmd: Command): Command {
     .option("--fleet <url>", "share the loops with other pulse runs: leases in PostgreSQL, postgres://…[?schema=name] (needs --transport)")
     .option("--lease-ttl <duration>", "with --fleet: how long a host's lease on a loop lasts unless renewed", "15s")
     .option("--host-id <name>", "with --fleet: this host's name in the fleet (default hostname:pid)")
+    .option("--store <spec>", `where state is kept: sqlite:PATH, or memory: for nothing after the run (default: $PULSE_STORE, else ${DEFAULT_STORE})`)
     .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
     .option("--color", "force colour")
     .option("--no-color", "disable colour");
@@ -192,6 +202,31 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
     return EXIT.problems;
   }
 
+  const store = await openStoreForCli(opts.store ?? (io.env.PULSE_STORE || DEFAULT_STORE), io, "pulse run");
+  if (!store) return EXIT.problems;
+  try {
+    return await runHosted(sources, opts, io, signals, { iterations, durationMs, stopTimeoutMs: stopTimeout.value, listen, token, maxSignalBytes, events, routes, workspace, store });
+  } finally {
+    await store.close();
+  }
+}
+
+interface RunSettings {
+  iterations: number | undefined;
+  durationMs: number | undefined;
+  stopTimeoutMs: number;
+  listen: { host: string; port: number; loopback: boolean } | undefined;
+  token: string | undefined;
+  maxSignalBytes: number | undefined;
+  events: { name: string; payload: unknown }[];
+  routes: Record<string, string>;
+  workspace: string;
+  store: Store;
+}
+
+async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>>, opts: RunCliOptions, io: CliIO, signals: { onStop: (stop: () => void) => void }, settings: RunSettings): Promise<number> {
+  const { iterations, durationMs, listen, token, maxSignalBytes, events, routes, workspace, store } = settings;
+  const port = listen?.port;
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
   // Notes from NATS and the fleet reach the trace once it exists.
@@ -211,6 +246,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
   host = await createHost({
     workspace,
+    store,
     ...(transport ? { transport } : {}),
     ...(iterations !== undefined ? { maxIterations: iterations } : {}),
     ...(fleet ? { fleet: fleet.fleet } : {}),
@@ -311,7 +347,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   stopping = true;
   if (timer) clearTimeout(timer);
   trace.note("stopping: letting in-flight iterations and signals finish");
-  const stop = await h.stop({ timeoutMs: stopTimeout.value });
+  const stop = await h.stop({ timeoutMs: settings.stopTimeoutMs });
   // After in-flight iterations finished: the leases go, and other hosts take over at once.
   await fleet?.stop();
   await server?.close();

@@ -225,6 +225,14 @@ export class Host {
     this.stopped = false;
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
+    // Iterations a crash interrupted (the store's journal says where) continue first.
+    for (const h of this.hosted.values()) {
+      for (const r of h.loop.interrupted()) {
+        this.note(h.loop.id, `resumed ${h.loop.id} #${r.iteration} at ${r.phase}`);
+        const resumed = h.loop.resumeInterrupted(r.workspace) as Promise<IterationResult>;
+        void this.tracker.track(h.loop.id, r.workspace, resumed, true).catch(() => undefined);
+      }
+    }
   }
 
   /**
@@ -356,6 +364,11 @@ export class Host {
     }
     const env = verdict.envelope as PulseCloudEvent;
     const request = signalRequest(h.loop, env, this.workspace);
+    // A signal whose iteration committed before a restart is in the store's inbox: a redelivery.
+    if (this.runtime.store && (await this.runtime.store.received(loopId, request.workspace as string, env.id))) {
+      this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "duplicate", at: this.clock.now() });
+      return { outcome: "duplicate" };
+    }
     this.admitted++;
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.

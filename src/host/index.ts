@@ -1,5 +1,6 @@
 /** Hosting loops: cadences, cross-loop signals, nesting (issue 4). `createHost` binds the embedded default adapters. */
-export { createHost } from "../embedded.js";
+export { createHost, openStore } from "../embedded.js";
+export type { Store } from "../store/contracts.js";
 export { Host, type HostOptions, type HostEvent } from "./host.js";
 export type { Escalation, EscalationEnvelope } from "./escalation.js";
 export { RateLimitedError } from "./cadence/rate-limit.js";

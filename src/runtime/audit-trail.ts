@@ -40,9 +40,24 @@ export class AuditTrail {
     dedupeCalls = false,
     /** Where the trail continues: a resumed iteration's events follow those already stored. */
     firstSeq = 0,
+    /**
+     * Held for the iteration's journal (a Store serving the audit slot): events are numbered and
+     * kept until drain() hands them to the unit of work that commits them with their phase.
+     */
+    private readonly hold = false,
   ) {
     if (dedupeCalls) this.transitions = new Set();
     this.seq = firstSeq;
+  }
+
+  private held: AuditEvent[] = [];
+
+  /** The events held since the last drain, once every append queued before has been made. */
+  async drain(): Promise<AuditEvent[]> {
+    if (this.tail) await this.tail.catch(() => undefined);
+    const held = this.held;
+    this.held = [];
+    return held;
   }
 
   get count(): number {
@@ -84,6 +99,11 @@ export class AuditTrail {
         seq: this.seq,
       };
       if (data) event.data = data;
+      if (this.hold) {
+        this.held.push(event);
+        this.seq++;
+        return event;
+      }
       // The number is taken only once the substrate has the event: a failed append leaves no gap.
       await guarded(this.breaker, () => this.audit.append_event({ event }, { trace_id: this.traceId, workspace_id: this.workspaceId }));
       this.seq++;

@@ -12,6 +12,16 @@ import type { CompiledLoop, CompiledPhase } from "./compiled-loop.js";
 import { CircuitOpenError, InvariantViolation, LoopStoppedError, PulseError } from "./errors.js";
 import type { EventStream, IterationStatus } from "./events.js";
 import type { IterationContext } from "./iteration-context.js";
+import type { Journal } from "./journal.js";
+import { checkOutcomeGrounding } from "./invariants.js";
+
+/** A phase an interrupted iteration committed before it stopped. */
+export interface Committed {
+  phase_id: string;
+  signature: string;
+  status: string;
+  output: unknown;
+}
 import { errorReport, type IterationRequest, type IterationResult } from "./iteration-result.js";
 import type { LoopStepper } from "./machine.js";
 import type { MutantName } from "./mutants.js";
@@ -46,6 +56,8 @@ export interface ExecutorOptions {
   /** Moves the loop-wide status as the iteration's end calls for (degrade, stop, recover). */
   settle: (result: IterationResult) => void;
   mutant?: MutantName | undefined;
+  /** The loop's journal when the runtime has a Store: each step commits there as one unit. */
+  journal?: Journal | undefined;
 }
 
 /** Trails of directly invoked phases kept at once (one per trace id the driver uses). */
@@ -85,8 +97,11 @@ export class IterationExecutor {
     };
   }
 
-  /** Runs one iteration of the workspace; `resumedAt` is the audit seq a resumed iteration continues from. */
-  async run(ws: WorkspaceState, workspaceId: string, request: IterationRequest, resumedAt?: number): Promise<IterationResult> {
+  /**
+   * Runs one iteration of the workspace. `resumedAt` is the audit seq a resumed iteration
+   * continues from; `committed`, the phases a journal says it already committed (not run again).
+   */
+  async run(ws: WorkspaceState, workspaceId: string, request: IterationRequest, resumedAt?: number, committed: readonly Committed[] = []): Promise<IterationResult> {
     const { compiled, clock, stepper, events } = this.o;
     const status = stepper.value(ws.snapshot).status;
     if (status === "stopped" || status === "paused") throw new LoopStoppedError(this.id, status);
@@ -99,7 +114,8 @@ export class IterationExecutor {
     const startedAt = clock.now();
     const span = startIterationSpan(traceId, newSpanId(), { "pulse.loop_id": this.id, "pulse.workspace_id": workspaceId, "pulse.iteration": number });
     const it = this.context(ws, workspaceId, traceId, number, span, agentOf(request.agentId, request.input, this.o.agentId));
-    const audit = new AuditTrail(this.o.substrates.audit, this.o.breakers.audit, clock, this.id, workspaceId, traceId, false, resumedAt);
+    const journal = this.o.journal;
+    const audit = new AuditTrail(this.o.substrates.audit, this.o.breakers.audit, clock, this.id, workspaceId, traceId, false, resumedAt, journal?.holdsAudit === true);
     // Events that belong to no phase are signed by their iteration: loop, workspace and trace.
     const iterationSignature = `blake3:${blake3Hex(`${this.id}\n${workspaceId}\n${traceId}`)}`;
     const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: "completed", closed: false, phases: [], output: null, audit_events: 0, tokens: [] };
@@ -108,9 +124,21 @@ export class IterationExecutor {
     if (events.active) events.emit(request.cause ? { type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, cause: request.cause, at: startedAt } : { type: "iteration.started", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, entry, at: startedAt });
     try {
       for (const token of request.tokens ?? []) it.tokens.observe(token, "iteration input");
+      // What the committed phases left in the iteration: their tokens, and their acts (for learning).
+      for (const c of committed) {
+        it.tokens.observe(c.output, `phase ${c.phase_id} output`);
+        const phase = compiled.byId.get(c.phase_id);
+        if (phase?.kind === "act" && c.status !== "skipped") it.acts.push(checkOutcomeGrounding(compiled, phase, c.output, c.signature));
+      }
       it.tokens.observe(request.input, "iteration input");
       const opening = request.cause ? { iteration: number, entry, cause: request.cause } : { iteration: number, entry };
       await audit.append(resumedAt === undefined ? "iteration.started" : "iteration.resumed", null, iterationSignature, opening);
+      if (journal) {
+        const started = { number, entry, input: request.input ?? null, started_at: new Date(startedAt).toISOString(), ...(request.cause ? { cause: request.cause } : {}) };
+        // The signal that started it goes to the inbox with it: a redelivery is recognised after a restart.
+        const signal = request.cause?.signal;
+        journal.defer({ workspace_id: workspaceId, trace_id: traceId, ...(resumedAt === undefined ? { started } : { resumed: { at: entry } }), counters: { iterations: ws.iterations, started: ws.started }, ...(typeof signal === "string" ? { inbox: { event_id: signal } } : {}) });
+      }
       await this.phases(ws, entry, request.input ?? null, it, audit, result);
     } catch (e) {
       // The audit substrate itself failed (or a hook did): the iteration cannot be recorded further.
@@ -125,8 +153,14 @@ export class IterationExecutor {
     this.o.settle(result);
     try {
       await audit.append(result.status === "completed" ? "iteration.completed" : "iteration.failed", null, iterationSignature, { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) });
-    } catch {
-      // Already reported through the iteration's status; an unreachable audit substrate ends here.
+      if (journal) await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, finished: { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) }, counters: { iterations: ws.iterations, started: true } });
+    } catch (e) {
+      // An unreachable audit substrate ends here, reported through the iteration's status; a
+      // store that cannot record the end leaves the iteration to be resumed, and says why.
+      if (journal && result.status === "completed") {
+        result.status = "failed";
+        result.error = { code: (e as { code?: string }).code ?? "STORE_FAILED", message: (e as Error).message };
+      }
     }
     result.audit_events = audit.count;
     result.tokens = it.tokens.all();
@@ -135,6 +169,23 @@ export class IterationExecutor {
     if (events.active) {
       events.emit({ type: "iteration.finished", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: result.status, closed: result.closed, duration_ms: clock.now() - startedAt, ...(result.error ? { error: result.error } : {}), at: clock.now() });
     }
+    return result;
+  }
+
+  /**
+   * Ends an interrupted iteration whose every phase had committed: only its end was not recorded.
+   * Nothing runs again; the trail continues at `resumedAt` with the end the iteration would have had.
+   */
+  async closeRecovered(ws: WorkspaceState, workspaceId: string, traceId: string, resumedAt: number, last: Committed): Promise<IterationResult> {
+    const { compiled, clock } = this.o;
+    const closed = last.phase_id === compiled.closureFrom;
+    const result: IterationResult = { loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: ws.iterations, status: "completed", closed, phases: [], output: last.output, audit_events: 0, tokens: [] };
+    const audit = new AuditTrail(this.o.substrates.audit, this.o.breakers.audit, clock, this.id, workspaceId, traceId, false, resumedAt, this.o.journal?.holdsAudit === true);
+    await audit.append("iteration.completed", null, `blake3:${blake3Hex(`${this.id}\n${workspaceId}\n${traceId}`)}`, { status: "completed", closed, resumed: true });
+    await this.o.journal?.commit(audit, { workspace_id: workspaceId, trace_id: traceId, finished: { status: "completed", closed }, counters: { iterations: ws.iterations, started: true } });
+    ws.started = true;
+    ws.current = undefined;
+    result.audit_events = audit.count;
     return result;
   }
 
@@ -161,6 +212,7 @@ export class IterationExecutor {
         ws.snapshot = stepper.step(ws.snapshot, outcome.routedTo ? { type: "PHASE_DONE", next: outcome.routedTo } : { type: "PHASE_DONE" });
         phaseId = stepper.phase(ws.snapshot);
         if (phaseId === undefined) result.closed = phase.id === compiled.closureFrom;
+        if (this.o.journal) await this.journalPhase(this.o.journal, it, audit, phase, outcome, outcome.replayed ? "replayed" : "completed", outcome.output, phaseId);
         continue;
       }
       const error = errorReport(outcome.error);
@@ -173,6 +225,8 @@ export class IterationExecutor {
         result.phases[result.phases.length - 1] = { phase_id: phase.id, status: "skipped", signature: outcome.signature, error };
         ws.snapshot = stepper.step(ws.snapshot, { type: "PHASE_DONE" });
         phaseId = stepper.phase(ws.snapshot);
+        // A skipped phase passes its input on: that is what the next phase starts from on resume.
+        if (this.o.journal) await this.journalPhase(this.o.journal, it, audit, phase, outcome, "skipped", input, phaseId);
         continue;
       }
       result.status = unavailable ? "degraded" : outcome.directive === "rollback" ? "rolled_back" : outcome.directive === "escalate" ? "escalated" : outcome.directive === "abort_loop" ? "aborted" : "failed";
@@ -180,6 +234,23 @@ export class IterationExecutor {
       await this.failed(phase, outcome, it, audit, result.status);
       return;
     }
+  }
+
+  /**
+   * One committed phase, as one unit: journal entry, idempotency record, memory, audit events.
+   * The iteration's last phase travels with its end (Journal.defer).
+   */
+  private async journalPhase(journal: Journal, it: IterationContext, audit: AuditTrail, phase: CompiledPhase, outcome: PhaseOutcome, status: "completed" | "replayed" | "skipped", output: unknown, next: string | undefined): Promise<void> {
+    const done = outcome.kind === "completed" ? outcome : undefined;
+    const step = {
+      workspace_id: it.workspaceId,
+      trace_id: it.traceId,
+      phase: { phase_id: phase.id, signature: outcome.signature, status, output, next: next ?? null },
+      ...(done?.durable ? { idempotency: { workspace_id: it.workspaceId, signature: done.durable.key, canonical: done.durable.canonical } } : {}),
+      ...(done?.memoryTx !== undefined ? { memory: { substrate: this.o.substrates.memory, tx_id: done.memoryTx } } : {}),
+    };
+    if (next === undefined) journal.defer(step);
+    else await journal.commit(audit, step);
   }
 
   private async completed(phase: CompiledPhase, outcome: Extract<PhaseOutcome, { kind: "completed" }>, it: IterationContext, audit: AuditTrail, ws: WorkspaceState, began: number): Promise<void> {

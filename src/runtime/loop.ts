@@ -17,7 +17,8 @@ import type { PhaseHandler } from "./handler-context.js";
 import type { IdempotencyCache } from "./idempotency.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { IterationRequest, IterationResult } from "./iteration-result.js";
-import { IterationExecutor } from "./iteration.js";
+import { IterationExecutor, type Committed } from "./iteration.js";
+import type { Journal } from "./journal.js";
 import { LoopStepper, type LoopEvent, type LoopStatus } from "./machine.js";
 import type { MutantName } from "./mutants.js";
 import type { PhaseOutcome } from "./phase-runner.js";
@@ -28,6 +29,10 @@ import { newWorkspaceState, type WorkspaceState } from "./workspace.js";
 
 export type { IterationRequest, IterationResult, PhaseReport, ErrorReport } from "./iteration-result.js";
 export type { LoopSnapshot } from "./snapshot.js";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /** Called around phases by the host (connections, nested loops). */
 export interface LoopHooks {
@@ -54,6 +59,8 @@ export interface LoopOptions {
   /** The runtime's stream, which also receives this loop's events. */
   events?: EventStream;
   mutant?: MutantName | undefined;
+  /** The loop's journal on the runtime's Store, if it has one. */
+  journal?: Journal | undefined;
 }
 
 export class Loop {
@@ -96,6 +103,7 @@ export class Loop {
       agentId: o.agentId,
       onSubstrateUnavailable: o.onSubstrateUnavailable,
       mutant: o.mutant,
+      journal: o.journal,
       runner: {
         idempotency: o.idempotency,
         quorumThreshold: o.quorumThreshold,
@@ -209,10 +217,10 @@ export class Loop {
   }
 
   /** `resumedAt`: the audit seq a resumed iteration continues from. */
-  private enqueue(request: IterationRequest, resumedAt: number | undefined): Promise<IterationResult> {
+  private enqueue(request: IterationRequest, resumedAt: number | undefined, committed?: readonly Committed[]): Promise<IterationResult> {
     const workspaceId = request.workspace ?? "default";
     const ws = this.workspace(workspaceId);
-    const run = ws.tail.then(() => this.executor.run(ws, workspaceId, request, resumedAt));
+    const run = ws.tail.then(() => this.executor.run(ws, workspaceId, request, resumedAt, committed));
     ws.tail = run.catch(() => undefined);
     return run;
   }
@@ -254,15 +262,64 @@ export class Loop {
     const ws = this.workspace(workspace);
     const current = ws.current;
     if (!current) return undefined;
+    const complete = current.recovered?.complete;
+    if (complete) {
+      const resumedAt = current.recovered?.auditSeq ?? 0;
+      delete current.recovered;
+      const run = ws.tail.then(() => this.executor.closeRecovered(ws, workspace, current.traceId, resumedAt, complete));
+      ws.tail = run.catch(() => undefined);
+      return run;
+    }
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_END" });
     ws.iterations--;
-    let resumedAt = 0;
-    try {
-      const stored = await this.o.substrates.audit.query_by_trace({ trace_id: current.traceId }, { trace_id: current.traceId, workspace_id: workspace });
-      for (const e of stored) resumedAt = Math.max(resumedAt, e.seq + 1);
-    } catch {
-      // An unreachable audit substrate fails the resumed iteration's first append, with its reason.
+    let resumedAt = current.recovered?.auditSeq ?? 0;
+    if (!current.recovered) {
+      try {
+        const stored = await this.o.substrates.audit.query_by_trace({ trace_id: current.traceId }, { trace_id: current.traceId, workspace_id: workspace });
+        for (const e of stored) resumedAt = Math.max(resumedAt, e.seq + 1);
+      } catch {
+        // An unreachable audit substrate fails the resumed iteration's first append, with its reason.
+      }
     }
-    return this.enqueue({ workspace, entry: current.phaseId, input: current.input, traceId: current.traceId }, resumedAt);
+    const request: IterationRequest = { workspace, entry: current.phaseId, input: current.input, traceId: current.traceId };
+    const recovered = current.recovered;
+    if (recovered) {
+      delete current.recovered;
+      request.cause = { trigger: "resumed", at: current.phaseId, ...(isRecord(recovered.cause) ? { was: recovered.cause } : {}) };
+    }
+    return this.enqueue(request, resumedAt, recovered?.committed);
+  }
+
+  /** Workspaces holding an iteration to resume (restored from a snapshot, or recovered from the journal). */
+  interrupted(): { workspace: string; iteration: number; phase: string }[] {
+    const out: { workspace: string; iteration: number; phase: string }[] = [];
+    for (const [id, ws] of this.workspaces) if (ws.current?.recovered) out.push({ workspace: id, iteration: ws.iterations, phase: ws.current.phaseId });
+    return out;
+  }
+
+  /**
+   * With a journal: the counters, idempotency records and interrupted iterations the store holds
+   * for this loop, as a previous run left them. Called once, when the loop is loaded.
+   */
+  async recover(): Promise<void> {
+    const journal = this.o.journal;
+    if (!journal) return;
+    const r = await journal.recover(this.o.idempotency.maxEntriesPerWorkspace);
+    for (const [id, c] of r.counters) {
+      const ws = this.workspace(id);
+      ws.iterations = c.iterations;
+      ws.started = c.started;
+    }
+    for (const rec of [...r.idempotency].reverse()) this.o.idempotency.set(rec.workspace_id, rec.signature, { output: JSON.parse(rec.canonical) as unknown, canonical: rec.canonical });
+    for (const it of r.interrupted) {
+      const last = it.phases[it.phases.length - 1];
+      const next = last ? last.next : it.entry;
+      const ws = this.workspace(it.workspace_id);
+      const recovered = { auditSeq: it.audit_seq, committed: it.phases, ...(it.cause !== undefined ? { cause: it.cause } : {}) };
+      // Every phase committed and only the end is missing: the iteration is closed, nothing re-run.
+      if (last && (next === null || !this.compiled.byId.has(next))) ws.current = { traceId: it.trace_id, phaseId: last.phase_id, input: last.output, recovered: { ...recovered, complete: last } };
+      else ws.current = { traceId: it.trace_id, phaseId: next ?? it.entry, input: last ? last.output : it.input, recovered };
+      ws.iterations = Math.max(ws.iterations, it.number);
+    }
   }
 }

@@ -20,7 +20,7 @@ import { endSpan, startPhaseSpan } from "./tracing.js";
 import type { MutantName } from "./mutants.js";
 
 export type PhaseOutcome =
-  | { kind: "completed"; output: unknown; signature: string; replayed: boolean; attempts?: number; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number }
+  | { kind: "completed"; output: unknown; signature: string; replayed: boolean; attempts?: number; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number; memoryTx?: string; durable?: { key: string; canonical: string } }
   | { kind: "failed"; error: PulseError; signature: string; directive: FailureDirective | "fail" };
 
 export interface RunnerOptions {
@@ -187,14 +187,19 @@ export class PhaseRunner {
       if (committing) await committing;
       const wrote = scope.mutations.length > 0;
       if (wrote) this.o.idempotency.worldChanged(it.workspaceId);
+      // A read that wrote nothing replays only while the world it read is unchanged (idempotency.ts):
+      // such an entry is not worth keeping across a restart, where that world is read anew.
+      const stale = scope.readMemory && !wrote;
       if (phase.idempotent) {
-        // A read that wrote nothing replays only while the world it read is unchanged (idempotency.ts).
-        const entry: IdempotencyEntry = scope.readMemory && !wrote ? { output, canonical, readAt: this.o.idempotency.world(it.workspaceId) } : { output, canonical };
+        const entry: IdempotencyEntry = stale ? { output, canonical, readAt: this.o.idempotency.world(it.workspaceId) } : { output, canonical };
         this.o.idempotency.set(it.workspaceId, cacheKey, entry);
       }
       if (act) it.acts.push(act);
       endSpan(span);
       const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: false, mutations: scope.mutations, heldAudit: scope.pendingAudit, ...routing };
+      const tx = scope.transactionId;
+      if (tx !== undefined) outcome.memoryTx = tx;
+      if (phase.idempotent && !stale) outcome.durable = { key: cacheKey, canonical };
       if (act) outcome.act = act;
       if (this.o.measureSizes) {
         outcome.inputSize = input === undefined ? 0 : canonicalJson(input).length;

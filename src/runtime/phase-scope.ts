@@ -249,6 +249,11 @@ export class PhaseScope {
     };
   }
 
+  /** The phase's memory transaction, once it opened one. */
+  get transactionId(): string | undefined {
+    return this.txId;
+  }
+
   /**
    * Makes the phase's memory writes visible, all at once. Returns no promise when the phase
    * opened no transaction (most phases): callers skip an await, and its allocations, then.

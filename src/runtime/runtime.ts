@@ -26,6 +26,8 @@ import { buildLoopMachine, LoopStepper } from "./machine.js";
 import type { PhaseHandler } from "./handler-context.js";
 import { initSignatures } from "./signature.js";
 import { mutantOf, type MutantName } from "./mutants.js";
+import { Journal } from "./journal.js";
+import type { Store } from "../store/contracts.js";
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -43,6 +45,11 @@ export interface RuntimeOptions {
   /** Used for phases no other handler covers (e.g. `pulse run`'s recording handlers). */
   defaultHandler?: PhaseHandler;
   hooks?: LoopHooks;
+  /**
+   * Where iterations are journaled (src/store/contracts.ts): each phase commits there as one unit,
+   * and a loaded loop continues where the store says the last run stopped. None: nothing is kept.
+   */
+  store?: Store;
 }
 
 export interface LoadOptions {
@@ -138,11 +145,18 @@ export class Runtime {
         hooks: this.options.hooks ?? {},
         events: this.events,
         mutant: this.mutant,
+        journal: this.options.store ? new Journal(this.options.store, compiled.loopId, substrates) : undefined,
       },
       new LoopStepper(buildLoopMachine(compiled)),
     );
+    await loop.recover();
     this.loops.set(loop.id, loop);
     return loop;
+  }
+
+  /** The store iterations are journaled in, if any. */
+  get store(): Store | undefined {
+    return this.options.store;
   }
 
   loop(loopId: string): Loop | undefined {

@@ -14,7 +14,23 @@ export interface WorkspaceState {
   tail: Promise<unknown>;
   /** Acts committed recently (bounded), for learn phases grounded on an OutcomeSignal. */
   actions: Map<string, true>;
-  current?: { traceId: string; phaseId: string; input: unknown };
+  current?: InFlight;
+}
+
+/** Where an iteration stands: the phase it is in and that phase's input. */
+export interface InFlight {
+  traceId: string;
+  phaseId: string;
+  input: unknown;
+  /** For an iteration a journal recovered: the audit seq it continues at, and the phases it committed. */
+  recovered?: { auditSeq: number; committed: RecoveredPhase[]; cause?: unknown; complete?: RecoveredPhase };
+}
+
+export interface RecoveredPhase {
+  phase_id: string;
+  signature: string;
+  status: string;
+  output: unknown;
 }
 
 /** How many committed acts a workspace remembers for OutcomeSignal grounding. */

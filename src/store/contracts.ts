@@ -197,3 +197,6 @@ export class StoreError extends Error {
     this.name = "StoreError";
   }
 }
+
+/** Where `pulse run` keeps its state unless --store says otherwise (relative to the working directory). */
+export const DEFAULT_STORE = "sqlite:.pulse/pulse.db";

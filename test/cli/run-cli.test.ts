@@ -8,7 +8,7 @@ import { createServer as createHttpServer } from "node:http";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { resolve } from "node:path";
-import { ROOT, runBin } from "./run-bin.js";
+import { isolatedStore, ROOT, runBin } from "./run-bin.js";
 
 function jsonLines(stdout: string): Record<string, any>[] {
   return stdout.trim().split("\n").map((line) => JSON.parse(line));
@@ -91,7 +91,7 @@ describe("pulse run", () => {
     await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
     try {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-      const run = promisify(execFile)(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", "manifests/examples/hello.loop.yaml", "--once", "--route", `examples.listener=${url}`, "--http-mode", "binary"], { cwd: ROOT });
+      const run = promisify(execFile)(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", "manifests/examples/hello.loop.yaml", "--once", "--route", `examples.listener=${url}`, "--http-mode", "binary"], { cwd: ROOT, env: { ...process.env, ...isolatedStore() } });
       await run;
       expect(seen).toHaveLength(1);
       expect(seen[0]).toMatchObject({ specversion: "1.0", type: "application/json" });
@@ -174,7 +174,7 @@ describe("pulse run", () => {
   });
 
   it("ends quietly when the reader of its output goes away (| head)", () => {
-    const r = spawnSync("bash", ["-c", `"${process.execPath}" dist/bin/pulse.mjs run manifests/ --once --json | head -1; echo "exit \${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: "utf8" });
+    const r = spawnSync("bash", ["-c", `"${process.execPath}" dist/bin/pulse.mjs run manifests/ --once --json | head -1; echo "exit \${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: "utf8", env: { ...process.env, ...isolatedStore() } });
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toBe("exit 0\n");
   });

@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, runBin } from "./run-bin.js";
+import { isolatedStore, ROOT, runBin } from "./run-bin.js";
 
 interface Ended {
   code: number | null;
@@ -16,7 +16,7 @@ interface Ended {
 /** Runs `pulse run …`; once stdout matches `interruptOn`, sends SIGINT (Ctrl-C) as a user would. */
 function run(args: string[], interruptOn?: RegExp): Promise<Ended> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", ...args, "--no-color"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", ...args, "--no-color"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...isolatedStore() } });
     let stdout = "";
     let stderr = "";
     let interrupted = false;
@@ -125,7 +125,7 @@ describe("pulse run --listen with --token", () => {
     expect(runBin("pulse", ["run", "manifests/examples", "--token", "short", "--once"]).code).toBe(2);
 
     const token = "a-token-of-enough-characters";
-    const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", "manifests/examples/listener.loop.yaml", "--listen", "127.0.0.1:0", "--no-color"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PULSE_TOKEN: token } });
+    const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "run", "manifests/examples/listener.loop.yaml", "--listen", "127.0.0.1:0", "--no-color"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...isolatedStore(), PULSE_TOKEN: token } });
     let out = "";
     const url = await new Promise<string>((done, fail) => {
       child.stdout.on("data", (d: Buffer) => {

@@ -18,7 +18,7 @@ import { createSubstrateServer } from "../../adapters/http/server.js";
 import { InMemoryMemory } from "../../adapters/memory/memory.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 import { migrate } from "../../adapters/postgres/index.js";
-import { ROOT } from "../cli/run-bin.js";
+import { isolatedStore, ROOT } from "../cli/run-bin.js";
 import { baseManifest } from "../helpers/manifests.js";
 import { describeWith, natsService, postgresService, type Service } from "../helpers/services.js";
 import { until } from "../transports/contract.js";
@@ -84,7 +84,7 @@ describeWith(both, "a fleet of three pulse run processes", () => {
     writeFileSync(join(dir, "counter.json"), JSON.stringify(counter));
 
     const start = (name: string): HostProcess => {
-      const child = spawn(process.execPath, [PULSE, "run", dir, "--json", "--duration", "120s", "--transport", nats.url, "--fleet", pg.url, "--lease-ttl", `${TTL_MS}ms`, "--host-id", name], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [PULSE, "run", dir, "--json", "--duration", "120s", "--transport", nats.url, "--fleet", pg.url, "--lease-ttl", `${TTL_MS}ms`, "--host-id", name], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...isolatedStore() } });
       const records: Record<string, any>[] = [];
       createInterface({ input: child.stdout! }).on("line", (l) => records.push({ ...JSON.parse(l), seen_at: Date.now() }));
       let stderr = "";

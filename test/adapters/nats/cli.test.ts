@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, expect, it } from "vitest";
-import { ROOT, runBin } from "../../cli/run-bin.js";
+import { isolatedStore, ROOT, runBin } from "../../cli/run-bin.js";
 import { describeWith, natsService } from "../../helpers/services.js";
 import { until } from "../../transports/contract.js";
 import { natsSystem, type NatsSystem } from "./helpers.js";
@@ -19,7 +19,7 @@ describeWith(await natsService(), "pulse run --transport nats://", (url) => {
 
   it("a loop in one pulse run signals a loop in another: the receiver runs an iteration caused by the signal", async () => {
     sys = natsSystem(url);
-    const receiver = spawn(process.execPath, [PULSE, "run", "manifests/prism.benchmark.yaml", "--transport", sys.url, "--no-kickoff", "--json", "--duration", "60s"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const receiver = spawn(process.execPath, [PULSE, "run", "manifests/prism.benchmark.yaml", "--transport", sys.url, "--no-kickoff", "--json", "--duration", "60s"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...isolatedStore() } });
     const records: Record<string, any>[] = [];
     let stderr = "";
     receiver.stderr.on("data", (d) => (stderr += d));
