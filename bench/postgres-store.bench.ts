@@ -1,11 +1,10 @@
 /**
  * Issue 18: the PostgreSQL store (adapters/postgres/store.ts) under 4 concurrent loops of the §4
- * shape (5 phases), each committing as the runtime's journal does on the issue-15 branch
- * (src/runtime/journal.ts there: not on main yet, so this drives the store's commit path directly):
- * one unit when the iteration starts (iteration.started, counters), one per phase (its journal
- * entry, phase.started and phase.completed, an idempotency record for the four idempotent phases),
- * one when it ends (iteration.completed, counters). All loops in one workspace, so all extend one
- * audit chain.
+ * shape (5 phases), driving the store's commit path with the units the runtime's journal
+ * (src/runtime/journal.ts) commits: one per phase (its journal entry, phase.started and
+ * phase.completed, an idempotency record for the four idempotent phases), the iteration's start
+ * travelling with its first phase and its end with its last. All loops in one workspace, so all
+ * extend one audit chain.
  *
  * Beside it, the floor: a bare `pg` loop writing the same rows in the same transactions (one
  * round trip each, the workspace set; its own workspace), without hashing, the chain check or the
@@ -46,17 +45,20 @@ function iterationUnits(loopId: string, n: number, workspace: string): UnitOfWor
   const at = new Date().toISOString();
   const ev = (event_type: string, phase_id: string | null, data?: Record<string, unknown>): AuditEvent => ({ event_id: `${trace}-${seq}`, event_type, trace_id: trace, loop_id: loopId, phase_id, workspace_id: workspace, timestamp: at, signature: `blake3:${trace}${seq}`, seq: seq++, ...(data ? { data } : {}) });
   const base = { loop_id: loopId, workspace_id: workspace, trace_id: trace };
-  const units: UnitOfWork[] = [{ ...base, started: { number: n, entry: PHASES[0], input: { query: n }, started_at: at }, counters: { iterations: n, started: true }, audit: [ev("iteration.started", null)] }];
-  PHASES.forEach((phase, i) => {
+  const units: UnitOfWork[] = PHASES.map((phase, i) => {
     const signature = `blake3:${hex(32)}`;
-    units.push({
+    const first = i === 0;
+    const last = i === PHASES.length - 1;
+    return {
       ...base,
+      ...(first ? { started: { number: n, entry: PHASES[0], input: { query: n }, started_at: at } } : {}),
       phase: { phase_id: phase, signature, status: "completed", output: { phase, n }, next: PHASES[i + 1] ?? null },
       ...(IDEMPOTENT.has(phase) ? { idempotency: { workspace_id: workspace, signature, canonical: `{"n":${n},"phase":"${phase}"}` } } : {}),
-      audit: [ev("phase.started", phase), ev("phase.completed", phase, { kind: phase })],
-    });
+      ...(last ? { finished: { status: "completed", closed: true } } : {}),
+      ...(first || last ? { counters: { iterations: n, started: true } } : {}),
+      audit: [...(first ? [ev("iteration.started", null)] : []), ev("phase.started", phase), ev("phase.completed", phase, { kind: phase }), ...(last ? [ev("iteration.completed", null)] : [])],
+    };
   });
-  units.push({ ...base, finished: { status: "completed", closed: true }, counters: { iterations: n, started: true }, audit: [ev("iteration.completed", null)] });
   return units;
 }
 
