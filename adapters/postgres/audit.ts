@@ -16,12 +16,13 @@ import { SubstrateRequestError, type AuditEvent, type AuditSubstrate, type CallC
 import { jsonEqual } from "../shared/json.js";
 import { checkContext, describe, optionalString, requireArgs, requireString } from "../shared/validate.js";
 import { instant, parseRfc3339, validEvent } from "../memory/audit.js";
+import type pg from "pg";
 import type { PostgresDatabase } from "./database.js";
 
 const SLOT = "audit";
 export { GENESIS, chainHash };
 
-interface Row {
+export interface AuditRow {
   position: string;
   chain_seq: string;
   event_id: string;
@@ -38,9 +39,9 @@ interface Row {
   hash: string;
 }
 
-const COLUMNS = "position, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, workspace_id, timestamp, signature, seq, data, prev_hash, hash";
+export const AUDIT_COLUMNS = "position, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, workspace_id, timestamp, signature, seq, data, prev_hash, hash";
 
-function eventOf(r: Row): AuditEvent {
+export function eventOf(r: AuditRow): AuditEvent {
   const e: AuditEvent = { event_id: r.event_id, event_type: r.event_type, trace_id: r.trace_id, loop_id: r.loop_id, phase_id: r.phase_id, workspace_id: r.workspace_id, timestamp: r.timestamp, signature: r.signature, seq: r.seq };
   if (r.data !== null) e.data = JSON.parse(r.data) as Record<string, unknown>;
   return e;
@@ -58,9 +59,11 @@ export class PostgresAudit implements AuditSubstrate {
     if (event.workspace_id !== ctx.workspace_id) throw new SubstrateRequestError(SLOT, "WORKSPACE_MISMATCH", `append_event: event.workspace_id ${describe(event.workspace_id)} is not the call's workspace_id "${ctx.workspace_id}"`);
     const db = await this.db();
     return db.inWorkspace(ctx.workspace_id, async (c) => {
+      // The directory of workspaces (schema.ts, version 2) lets host-wide reads find this one.
+      await c.query(`INSERT INTO ${db.table("workspaces")} (workspace_id) VALUES ($1) ON CONFLICT DO NOTHING`, [ctx.workspace_id]);
       await c.query(`INSERT INTO ${db.table("audit_chains")} (workspace_id, next_seq, head) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING`, [ctx.workspace_id, GENESIS]);
       const head = (await c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${db.table("audit_chains")} WHERE workspace_id = $1 FOR UPDATE`, [ctx.workspace_id])).rows[0] as { next_seq: string; head: string };
-      const existing = (await c.query<Row>(`SELECT ${COLUMNS} FROM ${db.table("audit_events")} WHERE event_id = $1`, [event.event_id])).rows[0];
+      const existing = (await c.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM ${db.table("audit_events")} WHERE event_id = $1`, [event.event_id])).rows[0];
       if (existing) {
         if (jsonEqual(eventOf(existing), event)) return { event_id: event.event_id };
         throw new SubstrateRequestError(SLOT, "DUPLICATE_EVENT_ID", `append_event: event_id "${event.event_id}" was already appended with different content; audit events are never rewritten`);
@@ -83,7 +86,7 @@ export class PostgresAudit implements AuditSubstrate {
     const since = instant(optionalString(SLOT, "query_by_trace", a, "since"), "since");
     const until = instant(optionalString(SLOT, "query_by_trace", a, "until"), "until");
     const db = await this.db();
-    const rows = await db.inWorkspace(ctx.workspace_id, (c) => c.query<Row>(`SELECT ${COLUMNS} FROM ${db.table("audit_events")} WHERE trace_id = $1 ORDER BY seq, position`, [traceId]));
+    const rows = await db.inWorkspace(ctx.workspace_id, (c) => c.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM ${db.table("audit_events")} WHERE trace_id = $1 ORDER BY seq, position`, [traceId]));
     return rows.rows.map(eventOf).filter((e) => {
       const at = parseRfc3339(e.timestamp);
       return (since === undefined || at >= since) && (until === undefined || at <= until);
@@ -93,11 +96,15 @@ export class PostgresAudit implements AuditSubstrate {
   /** Walks a workspace's chain and reports the first broken link (or where it ends early). */
   async verify(workspace: string): Promise<ChainReport> {
     const db = await this.db();
-    return db.inWorkspace(workspace, async (c) => {
-      const rows = (await c.query<Row>(`SELECT ${COLUMNS} FROM ${db.table("audit_events")} ORDER BY chain_seq`)).rows;
-      const head = (await c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${db.table("audit_chains")}`)).rows[0];
-      const links = rows.map((r) => ({ chain_seq: Number(r.chain_seq), event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash }));
-      return verifyChain(links, head ? { next_seq: Number(head.next_seq), hash: head.head } : undefined);
-    });
+    return db.inWorkspace(workspace, async (c) => (await checkChain(c, db)) ?? { ok: true, events: 0 });
   }
+}
+
+/** Walks the chain of the workspace `c`'s transaction is set to; undefined when it has none. */
+export async function checkChain(c: pg.ClientBase, db: PostgresDatabase): Promise<ChainReport | undefined> {
+  const head = (await c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${db.table("audit_chains")}`)).rows[0];
+  const rows = (await c.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM ${db.table("audit_events")} ORDER BY chain_seq`)).rows;
+  if (!head && rows.length === 0) return undefined;
+  const links = rows.map((r) => ({ chain_seq: Number(r.chain_seq), event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash }));
+  return verifyChain(links, head ? { next_seq: Number(head.next_seq), hash: head.head } : undefined);
 }

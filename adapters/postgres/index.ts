@@ -8,3 +8,4 @@ export { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
 export { PostgresLeases } from "./leases.js";
 export { chainHash, GENESIS, PostgresAudit, type ChainReport } from "./audit.js";
 export { postgresSubstrateFactory } from "./substrates.js";
+export { PostgresStore } from "./store.js";

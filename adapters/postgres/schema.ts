@@ -134,9 +134,69 @@ CREATE POLICY workspace_isolation ON ${q(t)} USING (workspace_id = current_setti
   return `${tables}\n${rls}\n${grants}`;
 }
 
-/** Migration n takes the schema from version n-1 to n. */
-export function migrations(a: PostgresAddress): string[] {
-  return [v1(a.schema, a)];
+/**
+ * Version 2: what the Store contract (src/store/contracts.ts, adapters/postgres/store.ts) keeps
+ * beyond version 1, and two checks the database makes inside a unit of work's transaction:
+ *
+ *   workspaces        the directory of workspaces that hold rows (names only, no row-level
+ *                     security, like leases): host-wide reads (interrupted iterations, pending
+ *                     signals, `pulse audit`) visit each workspace under its own setting
+ *   claim_idempotency INSERT … ON CONFLICT DO NOTHING; a signature another unit committed first
+ *                     aborts this unit (SQLSTATE PU001), so its side effects never land twice
+ *   advance_chain     moves a workspace's audit chain head from the head the host hashed from,
+ *                     or aborts the unit (PU002) when another writer moved it first
+ */
+function v2(s: string, a: PostgresAddress): string {
+  const q = (table: string) => `"${s}".${table}`;
+  const backfilled = ["iterations", "idempotency", "audit_chains", "loops", "outbox", "inbox", "memory_state"];
+  return `
+ALTER TABLE ${q("phases")} ADD COLUMN next text;
+ALTER TABLE ${q("idempotency")} ALTER COLUMN phase_id DROP NOT NULL, ADD COLUMN id bigserial;
+CREATE INDEX idempotency_by_loop ON ${q("idempotency")} (loop_id, id);
+CREATE INDEX iterations_running_by_loop ON ${q("iterations")} (loop_id, id) WHERE status = 'running';
+ALTER TABLE ${q("outbox")} ALTER COLUMN phase_id DROP NOT NULL, ALTER COLUMN signature DROP NOT NULL,
+  DROP CONSTRAINT outbox_connection_id_event_id_key, ADD CONSTRAINT outbox_once UNIQUE (workspace_id, connection_id, event_id);
+ALTER TABLE ${q("inbox")} DROP CONSTRAINT inbox_pkey, ADD PRIMARY KEY (loop_id, workspace_id, event_id);
+ALTER TABLE ${q("memory_state")} ADD COLUMN id bigserial;
+CREATE INDEX memory_state_by_graph ON ${q("memory_state")} (graph, id);
+
+CREATE TABLE ${q("workspaces")} (workspace_id text PRIMARY KEY CHECK (workspace_id <> ''), first_seen timestamptz NOT NULL DEFAULT now());
+${backfilled.map((t) => `ALTER TABLE ${q(t)} NO FORCE ROW LEVEL SECURITY;
+INSERT INTO ${q("workspaces")} (workspace_id) SELECT DISTINCT workspace_id FROM ${q(t)} ON CONFLICT DO NOTHING;
+ALTER TABLE ${q(t)} FORCE ROW LEVEL SECURITY;`).join("\n")}
+
+CREATE FUNCTION ${q("claim_idempotency")}(p_ws text, p_sig text, p_output text, p_loop text, p_phase text, p_trace text, p_at text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ${q("idempotency")} (workspace_id, signature, output, loop_id, phase_id, trace_id, created_at) VALUES (p_ws, p_sig, p_output, p_loop, p_phase, p_trace, p_at) ON CONFLICT DO NOTHING;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'phase signature % of workspace % was committed first by another unit (another host ran it): this one is not committed, so its side effects do not land twice', p_sig, p_ws USING ERRCODE = 'PU001';
+  END IF;
+END $$;
+
+CREATE FUNCTION ${q("advance_chain")}(p_ws text, p_from_seq bigint, p_from_head text, p_to_seq bigint, p_to_head text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_from_seq = 0 THEN
+    INSERT INTO ${q("audit_chains")} AS c (workspace_id, next_seq, head) VALUES (p_ws, p_to_seq, p_to_head)
+      ON CONFLICT (workspace_id) DO UPDATE SET next_seq = EXCLUDED.next_seq, head = EXCLUDED.head WHERE c.next_seq = 0;
+  ELSE
+    UPDATE ${q("audit_chains")} SET next_seq = p_to_seq, head = p_to_head WHERE workspace_id = p_ws AND next_seq = p_from_seq AND head = p_from_head;
+  END IF;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'the audit chain of workspace % moved on since event %', p_ws, p_from_seq USING ERRCODE = 'PU002';
+  END IF;
+END $$;
+
+REVOKE ALL ON ${q("workspaces")} FROM PUBLIC;
+GRANT SELECT, INSERT ON ${q("workspaces")} TO "${a.appRole}";
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${s}" TO "${a.appRole}";
+REVOKE ALL ON FUNCTION ${q("claim_idempotency")}(text, text, text, text, text, text, text), ${q("advance_chain")}(text, bigint, text, bigint, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ${q("claim_idempotency")}(text, text, text, text, text, text, text), ${q("advance_chain")}(text, bigint, text, bigint, text) TO "${a.appRole}";
+`;
 }
 
-export const SCHEMA_VERSION = 1;
+/** Migration n takes the schema from version n-1 to n. */
+export function migrations(a: PostgresAddress): string[] {
+  return [v1(a.schema, a), v2(a.schema, a)];
+}
+
+export const SCHEMA_VERSION = 2;

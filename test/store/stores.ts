@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { MemoryStore } from "../../adapters/memory/store.js";
 import { SqliteStore } from "../../adapters/sqlite/store.js";
 import type { Store } from "../../src/store/contracts.js";
+import { postgresFixtures } from "../adapters/postgres/store-fixture.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 
 export interface StoreFixture {
@@ -35,6 +36,7 @@ export const fixtures: (() => StoreFixture)[] = [
       cleanup: () => rmSync(dir, { recursive: true, force: true }),
     };
   },
+  ...postgresFixtures,
 ];
 
 export const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
