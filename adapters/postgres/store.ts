@@ -58,7 +58,7 @@ export class PostgresStore implements Store {
   private readonly graphOf = new Map<MemorySubstrate, string>();
   private readonly staged = new Map<string, MemoryChange[]>();
   /** Outbox ids pending() returned, with their workspace (settle's row-level security). */
-  private readonly outboxWorkspace = new Map<number, string>();
+  private readonly outboxWorkspace = new Map<string, string>();
 
   private readonly ready: Promise<PostgresDatabase>;
   private readonly address: PostgresAddress;
@@ -225,24 +225,26 @@ export class PostgresStore implements Store {
     const found = await this.everyWorkspace((c) => c.query<Row>(`SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM ${this.t("outbox")} WHERE status = 'pending' ORDER BY id LIMIT $1`, [limit]));
     const rows = found.flatMap((f) => f.value.rows).sort((a, b) => Number(a.id) - Number(b.id)).slice(0, limit);
     return rows.map((r) => {
-      this.outboxWorkspace.set(Number(r.id), r.workspace_id);
+      this.outboxWorkspace.set(outboxKey(r.connection_id, r.event_id), r.workspace_id);
       return { ...r, id: Number(r.id), envelope: JSON.parse(r.envelope) as unknown };
     });
   }
 
-  async settle(id: number, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
+  async settle(connectionId: string, eventId: string, outcome: "delivered" | "dropped", detail?: string): Promise<void> {
     const db = await this.ready;
-    const update = (ws: string) => db.inWorkspace(ws, (c) => c.query(`UPDATE ${this.t("outbox")} SET status = $1, detail = $2, settled_at = $3 WHERE id = $4 AND status = 'pending'`, [outcome, detail ?? null, new Date().toISOString(), id]));
+    const where = `connection_id = $4 AND event_id = $5`;
+    const update = (ws: string) => db.inWorkspace(ws, (c) => c.query(`UPDATE ${this.t("outbox")} SET status = $1, detail = $2, settled_at = $3 WHERE ${where} AND status = 'pending'`, [outcome, detail ?? null, new Date().toISOString(), connectionId, eventId]));
+    const key = outboxKey(connectionId, eventId);
     try {
-      const ws = this.outboxWorkspace.get(id);
+      const ws = this.outboxWorkspace.get(key);
       if (ws !== undefined) {
         await update(ws);
-        this.outboxWorkspace.delete(id);
+        this.outboxWorkspace.delete(key);
         return;
       }
-      // An id from another host's pending(): find its workspace.
-      const owner = (await this.everyWorkspace((c) => c.query(`SELECT 1 FROM ${this.t("outbox")} WHERE id = $1`, [id]))).find((f) => f.value.rowCount === 1);
-      if (owner) await update(owner.ws);
+      // A signal this host did not list in pending() (another host's, or one sent before a restart): find its workspaces.
+      const owners = (await this.everyWorkspace((c) => c.query(`SELECT 1 FROM ${this.t("outbox")} WHERE connection_id = $1 AND event_id = $2 AND status = 'pending'`, [connectionId, eventId]))).filter((f) => (f.value.rowCount ?? 0) > 0);
+      for (const owner of owners) await update(owner.ws);
     } catch (error) {
       throw storeErrorOf(this.display, error);
     }
@@ -291,4 +293,8 @@ export class PostgresStore implements Store {
     const db = await this.ready.catch(() => undefined);
     await db?.close();
   }
+}
+
+function outboxKey(connectionId: string, eventId: string): string {
+  return `${connectionId}\u0000${eventId}`;
 }
