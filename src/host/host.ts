@@ -229,7 +229,7 @@ export class Host {
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
     sendUnsent(this.runtime.store, (loopId, connectionId) => this.hosted.get(loopId)?.emitters.get(connectionId), this.clock, (m) => this.note("*", m));
-    resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined));
+    resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined), this.options.fleet !== undefined);
   }
 
   /**
