@@ -91,6 +91,12 @@ async function main(): Promise<void> {
       setExitCode(cmd, await runSubstrateServe(opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
     });
 
+  // Loaded when a session command runs: `pulse validate` does not pay for the session loop.
+  if (process.argv[2] === "session") {
+    const { addSessionCommands } = await import("./session-command.js");
+    addSessionCommands(program.command("session"), io);
+  } else program.command("session").description("Autonomous coding sessions: an agent iterating on a goal in a git repository (pulse session --help).").allowUnknownOption();
+
   const store = program.command("store").description("Administer a pulse store.");
   addStoreMigrateOptions(store.command("migrate"))
     .description("Create or update a PostgreSQL store's schema and roles (run with an owner's credentials).")

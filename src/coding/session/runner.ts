@@ -90,8 +90,9 @@ export class SessionRunner {
     }
     const emit = (e: SessionEvent) => options.onEvent?.(e);
     try {
+      const driver = this.o.driverFor(s);
       if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
-      const resumed = s.current_iteration > 0 || s.status !== "pending";
+      const resumed = s.current_iteration > 0;
       const recovered = await this.recoverInterrupted(s);
       const branch = await useBranch(s.repo_path, s.branch_name);
       const resumedAfter = resumed && (s.status === "blocked" || s.status === "failed" || s.status === "paused") ? (s.status_reason ?? s.status) : undefined;
@@ -100,7 +101,7 @@ export class SessionRunner {
       const run: SessionRun = {
         session: s,
         records,
-        driver: this.o.driverFor(s),
+        driver,
         profile: this.o.profile,
         guard: new LoopGuard({ ...this.o.profile.limits, maxIterations: Math.max(1, s.max_iterations - s.current_iteration) }),
         ledger: new CostLedger(),
