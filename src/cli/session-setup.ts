@@ -30,7 +30,7 @@ export interface Sessions {
   close(): Promise<void>;
 }
 
-export const STORE_HELP = "where sessions are recorded: a SQLite file (default $PULSE_STORE or .pulse/pulse.db), or memory: (nothing kept)";
+export { STORE_HELP } from "./serve-options.js";
 
 export function storePathOf(store: string | undefined, io: Pick<CliIO, "env" | "cwd">): string | undefined {
   const given = store ?? (io.env.PULSE_STORE || ".pulse/pulse.db");

@@ -20,7 +20,7 @@ export class SessionApi {
   /** Validates the body (SessionInputError names the field), records the session and starts it here. */
   async start(body: unknown, by: CreatedBy): Promise<SessionRecord> {
     const s = await this.service.create(startInputOf(body), by);
-    this.launch(s.id);
+    await this.launch(s.id);
     return (await this.service.records.get(s.id))!;
   }
 
@@ -40,7 +40,7 @@ export class SessionApi {
     const { session, live } = await this.service.get(id);
     if (live || this.running.has(session.id)) throw new SessionStateError("NOT_RUNNING", `session ${session.id} is already running`);
     if (session.status === "complete" || session.status === "aborted") throw new SessionStateError("FINISHED", `session ${session.id} is ${session.status}: there is nothing to resume`);
-    this.launch(session.id);
+    await this.launch(session.id);
     return (await this.service.records.get(session.id))!;
   }
 
@@ -65,8 +65,9 @@ export class SessionApi {
     for (const id of this.running.keys()) await this.service.records.requestControl(id, "pause");
   }
 
-  private launch(id: string): void {
-    // Marked running before the runner takes it, so a pause or status right after sees it.
+  private async launch(id: string): Promise<void> {
+    // Claimed before the runner takes it, so a status, pause or abort right after sees it running.
+    await this.service.records.update(id, { status: "running", runner_pid: process.pid });
     const p = this.runner.run(id).catch((e: Error) => {
       this.onError(id, e);
       return undefined;
