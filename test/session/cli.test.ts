@@ -114,6 +114,19 @@ describe("pulse session (the bin)", () => {
     expect(pulse("abort", id).stderr).toMatch(/is already aborted/);
   }, 60_000);
 
+  it("follows a detached session's logs until it ends", () => {
+    const { pulse, script } = setup([
+      { match: { iteration: 1 }, delayMs: 400, files: { "a.js": "1\n" }, commit: "a", text: "Wrote a.js. <signal>CONTINUE</signal>" },
+      { match: { iteration: 2 }, delayMs: 400, text: "Done. <signal>COMPLETE</signal>" },
+    ]);
+    const started = pulse("start", "--goal", "follow me", "--driver", "scripted", "--script", script, "--detach");
+    const id = /session ([0-9a-f-]{36}) started/.exec(started.stdout)![1]!;
+    const logs = pulse("logs", id, "--follow");
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toMatch(/── iteration 1\/10 · complete · CONTINUE[^\n]*\nWrote a\.js\. <signal>CONTINUE<\/signal>\n── iteration 2\/10 · complete · COMPLETE/);
+    expect(logs.stdout).toMatch(/complete after 2 iterations: 1 commit/);
+  }, 30_000);
+
   it("survives a SIGKILL of its runner mid-iteration: resume marks the iteration interrupted, keeps its work and goes on", async () => {
     const { repo, script, pulse } = setup([
       { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },

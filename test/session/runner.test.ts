@@ -148,6 +148,37 @@ describe("a session", () => {
   });
 });
 
+describe("a session's iterations", () => {
+  it("records an agent timeout as a timeout iteration and goes on", async () => {
+    const dir = repo();
+    const h = await harness({ steps: [{ match: { iteration: 1 }, outcome: "timeout" }, { match: { iteration: 2 }, files: { "a.js": "1\n" }, commit: "a", text: "<signal>COMPLETE</signal>" }] });
+    const id = await newSession(h.records, dir);
+    expect(await h.runner.run(id)).toMatchObject({ status: "complete", current_iteration: 2 });
+    const its = await h.records.iterations(id);
+    expect(its[0]).toMatchObject({ status: "timeout", signal: "BLOCKED", signal_source: "default" });
+    expect(its[0]!.error).toBeTruthy();
+    await h.notifier.flush();
+    expect(h.notes[0]!.message).toMatch(/^Iteration 1\/10: the agent's call ended timeout/);
+  });
+
+  it.each([
+    ["none", false, false],
+    ["prefetch", true, false],
+    ["mcp", false, true],
+    ["hybrid", true, true],
+  ] as const)("builds the prompt for the %s context strategy", async (strategy, progress, mcp) => {
+    const dir = repo();
+    const h = await harness({ steps: [{ match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", text: "Made a.js. <signal>CONTINUE</signal>" }, { match: { iteration: 2 }, text: "<signal>COMPLETE</signal>" }] });
+    const id = await newSession(h.records, dir, { context_strategy: strategy });
+    await h.runner.run(id);
+    const prompt = h.driver.calls[1]!.prompt;
+    expect(prompt.includes("Progress so far:\n- iteration 1 (CONTINUE)")).toBe(progress);
+    expect(prompt.includes("The MCP servers you were given hold this session's history")).toBe(mcp);
+    // Whatever the strategy, the signal grammar is in inline code: an echoed prompt never signals.
+    expect(prompt).toContain("`<signal>COMPLETE</signal>`");
+  });
+});
+
 async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {

@@ -49,7 +49,7 @@ const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "max
 export function startInputOf(body: unknown): StartInput {
   if (body === null || typeof body !== "object" || Array.isArray(body)) throw new SessionInputError("body", "must be a JSON object, e.g. {\"goal\": \"Implement auth\", \"repo\": \"/path/to/repo\"}");
   const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b)) if (!START_FIELDS.has(k)) throw new SessionInputError(k, `is not a field of a start request (fields: ${[...START_FIELDS].join(", ")})`);
+  for (const k of Object.keys(b)) if (!START_FIELDS.has(k)) throw new SessionInputError(/^[A-Za-z_]\w*$/.test(k) ? k : JSON.stringify(k), `is not a field of a start request (fields: ${[...START_FIELDS].join(", ")})`);
   const { projectPath, ...rest } = b;
   return { ...rest, ...(rest.repo === undefined && projectPath !== undefined ? { repo: projectPath } : {}) } as StartInput;
 }
