@@ -29,6 +29,6 @@ export function addServeOptions(cmd: Command): Command {
     .option("--listen <[host:]port>", "where to listen (127.0.0.1 unless a host is given; any other host needs --token)", "3002")
     .option("--token <token>", "bearer token clients must send (default $PULSE_TOKEN); required off loopback")
     .option("--store <path>", STORE_HELP)
-    .option("--profile <file>", "a loop profile instead of manifests/coding/session.profile.json");
+    .option("--profile <file>", "a loop profile instead of profiles/coding/session.profile.json");
 }
 

@@ -24,7 +24,7 @@ export const SESSION_EXIT = { blocked: 4 } as const;
 
 export const SESSION_HELP = `
 A session iterates an agent on a goal in a git repository until it signals COMPLETE or
-BLOCKED, or a limit stops it (manifests/coding/session.yaml, settings in session.profile.json).
+BLOCKED, or a limit stops it (manifests/coding/session.yaml, settings in profiles/coding/session.profile.json).
 
   pulse session start --goal "Add a /health endpoint" --repo . --driver claude
   pulse session list --status running
@@ -63,7 +63,7 @@ interface StartOpts extends RunOpts {
 const collect = (v: string, prev: string[]) => [...prev, v];
 
 function withStore(cmd: Command): Command {
-  return cmd.option("--store <path>", STORE_HELP).option("--profile <file>", "a loop profile instead of manifests/coding/session.profile.json");
+  return cmd.option("--store <path>", STORE_HELP).option("--profile <file>", "a loop profile instead of profiles/coding/session.profile.json");
 }
 
 function withRun(cmd: Command): Command {

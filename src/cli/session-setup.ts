@@ -72,8 +72,11 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
  * The session's driver. With the mcp and hybrid context strategies a CLI agent is handed the
  * profile's MCP servers, by default pulse's own session server (its history: pulse_status).
  */
-function driverFor(s: SessionRecord, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env">) {
+function driverFor(s: SessionRecord, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">) {
   const wantsMcp = s.context_strategy === "mcp" || s.context_strategy === "hybrid";
+  if (wantsMcp && (s.driver.name === "scripted" || s.driver.name === "openai")) {
+    io.stderr(`pulse session: the ${s.driver.name} driver takes no MCP servers: with the ${s.context_strategy} context strategy it gets ${s.context_strategy === "hybrid" ? "the prefetched context only" : "no context beyond the goal"}\n`);
+  }
   const servers = profile.buildContext.mcpServers ?? (storePath && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storePath] } } : undefined);
   return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(wantsMcp && servers ? { cli: { mcpServers: servers } } : {}) });
 }

@@ -88,15 +88,21 @@ describe("pulse session (the bin)", () => {
   }, 30_000);
 
   it("is steered from other processes: a detached session is paused after its iteration, resumed, and aborted at once with a recovery commit", async () => {
+    // Iteration 1 waits for a go-ahead outside the repository, so the pause surely arrives during it.
+    const go = join(gitRepo(), "go");
+    dirs.push(join(go, ".."));
     const { repo, script, pulse } = setup([
-      { match: { iteration: 1 }, delayMs: 1500, files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
+      { match: { iteration: 1 }, shell: [`while [ ! -f '${go}' ]; do sleep 0.05; done`], files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
       { match: { iteration: 2 }, outcome: "hang" },
     ]);
     const started = pulse("start", "--goal", "steer me", "--driver", "scripted", "--script", script, "--detach");
     expect(started.code, started.stderr).toBe(0);
     const id = /session ([0-9a-f-]{36}) started in the background/.exec(started.stdout)![1]!;
+    await until(() => (json(pulse("status", id, "--json")).iterations[0]?.status === "running" ? true : undefined));
     const paused = pulse("pause", id);
     expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toMatch(/pause requested; the runner \(process \d+\) pauses after the current iteration/);
+    writeFileSync(go, "");
     const s1 = await until(() => {
       const s = json(pulse("status", id, "--json")).session;
       return s.status === "paused" ? s : undefined;

@@ -1,5 +1,6 @@
 /**
- * The session loop's profile (`manifests/coding/session.profile.json`): the settings a PULSE
+ * The session loop's profile (`profiles/coding/session.profile.json`, kept out of manifests/ so
+ * directory searches for manifests never meet it): the settings a PULSE
  * manifest has no field for, keyed by phase id, validated against its own JSON Schema when it is
  * loaded. A wrong value is refused naming the field, never half-applied.
  */
@@ -40,8 +41,8 @@ export function packageFile(relative: string): string {
 }
 
 export const SESSION_MANIFEST = "manifests/coding/session.yaml";
-export const SESSION_PROFILE = "manifests/coding/session.profile.json";
-const PROFILE_SCHEMA = "manifests/coding/session.profile.schema.json";
+export const SESSION_PROFILE = "profiles/coding/session.profile.json";
+const PROFILE_SCHEMA = "profiles/coding/session.profile.schema.json";
 
 let validate: ReturnType<Ajv2020["compile"]> | undefined;
 

@@ -75,7 +75,7 @@ export class SessionService {
 
   /** Validates a start request and records the session as pending; the caller runs it. */
   async create(input: StartInput, createdBy: CreatedBy): Promise<SessionRecord> {
-    const str = (field: string, v: unknown, required = false): string | undefined => {
+    const textOf = (field: string, v: unknown, required = false): string | undefined => {
       if (v === undefined || v === null) {
         if (required) throw new SessionInputError(field, "is required");
         return undefined;
@@ -83,9 +83,9 @@ export class SessionService {
       if (typeof v !== "string" || v.trim() === "") throw new SessionInputError(field, `must be a non-empty string, got ${JSON.stringify(v)}`);
       return v.trim();
     };
-    const goal = str("goal", input.goal, true)!;
+    const goal = textOf("goal", input.goal, true)!;
     if (goal.length > 20_000) throw new SessionInputError("goal", `is ${goal.length} characters; at most 20000`);
-    const repo = await repoRoot(resolve(str("repo", input.repo) ?? ".")).catch((e: Error) => {
+    const repo = await repoRoot(resolve(textOf("repo", input.repo) ?? ".")).catch((e: Error) => {
       throw new SessionInputError("repo", e.message.replace(/^--repo /, ""));
     });
     let max = this.defaults.maxIterations;
@@ -94,18 +94,18 @@ export class SessionService {
       if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 1000) throw new SessionInputError("maxIterations", `must be a whole number from 1 to 1000, got ${JSON.stringify(input.maxIterations)}`);
       max = v;
     }
-    const strategy = str("contextStrategy", input.contextStrategy) ?? this.defaults.contextStrategy;
+    const strategy = textOf("contextStrategy", input.contextStrategy) ?? this.defaults.contextStrategy;
     if (!CONTEXT_STRATEGIES.includes(strategy as ContextStrategy)) throw new SessionInputError("contextStrategy", `must be one of ${CONTEXT_STRATEGIES.join(", ")}, got ${JSON.stringify(strategy)}`);
-    const driver = str("driver", input.driver) ?? this.defaults.driver;
-    const script = str("script", input.script);
+    const driver = textOf("driver", input.driver) ?? this.defaults.driver;
+    const script = textOf("script", input.script);
     if (driver === "scripted" && !script) throw new SessionInputError("script", "the scripted driver needs a script (a JSON or YAML file of steps)");
     if (script && driver !== "scripted") throw new SessionInputError("script", `only the scripted driver takes a script, not ${driver}`);
-    const model = str("model", input.model);
-    const branch = str("branch", input.branch);
-    const anchor = str("anchor", input.anchor);
+    const model = textOf("model", input.model);
+    const branch = textOf("branch", input.branch);
+    const anchor = textOf("anchor", input.anchor);
     return this.records.create({
       id: randomUUID(),
-      project_name: str("projectName", input.projectName) ?? basename(repo),
+      project_name: textOf("projectName", input.projectName) ?? basename(repo),
       goal,
       max_iterations: max,
       repo_path: repo,
