@@ -8,6 +8,7 @@ import { runProgram, setExitCode } from "./main.js";
 import { processIO } from "./io.js";
 import { EXIT } from "./exit-codes.js";
 import { VERSION } from "../version.js";
+import { addServeOptions, SERVE_DESCRIPTION, SERVE_HELP, type ServeOptions } from "./serve-options.js";
 import { addStoreMigrateOptions, STORE_MIGRATE_HELP } from "./store-migrate.js";
 import { addAuditOptions, addStoreOption, AUDIT_HELP, type AuditCliOptions } from "./audit-command.js";
 import { addSubstrateServeOptions, SUBSTRATE_SERVE_DESCRIPTION, SUBSTRATE_SERVE_HELP, type SubstrateServeOptions } from "./substrate-options.js";
@@ -89,6 +90,20 @@ async function main(): Promise<void> {
     .action(async (opts: SubstrateServeOptions, cmd: Command) => {
       const { runSubstrateServe } = await import("./substrate-command.js");
       setExitCode(cmd, await runSubstrateServe(opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
+    });
+
+  // Loaded when a session command runs: `pulse validate` does not pay for the session loop.
+  if (process.argv[2] === "session") {
+    const { addSessionCommands } = await import("./session-command.js");
+    addSessionCommands(program.command("session"), io);
+  } else program.command("session").description("Autonomous coding sessions: an agent iterating on a goal in a git repository (pulse session --help).").allowUnknownOption();
+
+  addServeOptions(program.command("serve"))
+    .description(SERVE_DESCRIPTION)
+    .addHelpText("after", SERVE_HELP)
+    .action(async (opts: ServeOptions, cmd: Command) => {
+      const { runServe } = await import("./serve-command.js");
+      setExitCode(cmd, await runServe(opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
     });
 
   const store = program.command("store").description("Administer a pulse store.");

@@ -141,7 +141,7 @@ function parseEvents(values: readonly string[]): { name: string; payload: unknow
 }
 
 /** `--listen 7070`, `--listen 0.0.0.0:7070`, `--listen [::1]:7070`. */
-function parseListen(value: string): { host: string; port: number; loopback: boolean } {
+export function parseListen(value: string): { host: string; port: number; loopback: boolean } {
   const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d+)$/.exec(value.trim());
   if (!m) throw new UsageError(`--listen takes [host:]port, e.g. 7070 or 0.0.0.0:7070, not "${value}"`);
   const port = Number(m[2]);

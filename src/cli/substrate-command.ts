@@ -4,14 +4,14 @@
  * with `http://` substrate URIs has something to talk to. Loopback by default; any other address
  * requires a bearer token, since the substrates hold a loop's memory, policy and audit trail.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { timingSafeEqual } from "node:crypto";
 import { createSubstrateServer, inMemorySubstrates, type PolicyRule } from "../../adapters/index.js";
 import { SLOT_NAMES } from "../../adapters/http/protocol.js";
 import type { SubstrateSlotName } from "../substrates/contracts.js";
 import { UsageError, EXIT } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
+import { bearerAuthorized, refuseUnauthorized } from "../transports/bearer.js";
 import { parseCount } from "./inputs.js";
 import type { SubstrateServeOptions } from "./substrate-options.js";
 
@@ -36,11 +36,11 @@ export async function runSubstrateServe(opts: SubstrateServeOptions, io: CliIO, 
   const served = Object.fromEntries(slots.map((slot) => [slot, all[slot]]));
   const substrates = createSubstrateServer(served);
   const guarded = createServer((req, res) => {
-    if (!token || isHealth(req) || authorized(req, token)) {
+    if (!token || isHealth(req) || bearerAuthorized(req, token)) {
       substrates.server.emit("request", req, res);
       return;
     }
-    refuse(res);
+    refuseUnauthorized(res);
   });
   const url = await new Promise<string>((resolve, reject) => {
     guarded.once("error", (e: NodeJS.ErrnoException) =>
@@ -85,17 +85,4 @@ function parseRule(text: string): PolicyRule {
 
 function isHealth(req: IncomingMessage): boolean {
   return (req.method === "GET" || req.method === "HEAD") && (req.url ?? "").split("?")[0] === "/v1/health";
-}
-
-function authorized(req: IncomingMessage, token: string): boolean {
-  const given = /^Bearer (.+)$/i.exec(req.headers.authorization ?? "")?.[1] ?? "";
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function refuse(res: ServerResponse): void {
-  const body = JSON.stringify({ error: { code: "UNAUTHORIZED", message: 'send "Authorization: Bearer <token>" with the token the server was started with' } });
-  res.writeHead(401, { "content-type": "application/json; charset=utf-8", "www-authenticate": "Bearer", "content-length": Buffer.byteLength(body) });
-  res.end(body);
 }

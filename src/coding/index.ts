@@ -1,6 +1,7 @@
 /**
  * The coding kit (`pulse/coding`): what every built-in coding loop shares. Signals, git
- * evidence, worktrees, limits and the progress breaker, notifier, cost ledger.
+ * evidence, worktrees, limits and the progress breaker, notifier, cost ledger; and the session
+ * loop (seed 000) built on them, with its records contract.
  */
 export { resolveSignal, stripCode, type Signal, type SignalSource, type ResolvedSignal, type ResolveInput } from "./signals.js";
 export { startEvidence, collectEvidence, type EvidenceStart, type WorkspaceEvidence, type Commit } from "./evidence.js";
@@ -11,3 +12,9 @@ export { Notifier, terminalChannel, webhookChannel, desktopChannel, messages, ty
 export { CostLedger, DEFAULT_PRICES, priceOf, costOf, type Price, type PriceTable, type LedgerEntry, type LedgerTotals, type CostSource } from "./cost-ledger.js";
 export { phaseAuditSink, substrateAuditSink, type AuditSink } from "./audit-sink.js";
 export { GitError } from "./git.js";
+export { SessionRunner, SessionError, type SessionRunnerOptions } from "./session/runner.js";
+export { SessionService, SessionInputError, SessionStateError, startInputOf, type StartInput, type SessionDetail } from "./session/service.js";
+export { loadSessionProfile, parseSessionProfile, ProfileError, SESSION_LOOP_ID, type SessionProfile } from "./session/profile.js";
+export { resolveAnchor, type ResolvedAnchor, type Turn } from "./session/anchors.js";
+export type { SessionRecords, SessionRecord, IterationRecord, SessionStatus, IterationStatus, ContextStrategy, AnchorStrategy, NewSession } from "./session/records.js";
+export type { SessionEvent } from "./session/run-state.js";

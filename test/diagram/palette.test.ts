@@ -58,7 +58,9 @@ describe("phase kind colours", () => {
   });
 
   it("the spec's ten custom kinds all have different colours, shown together in the system diagram", async () => {
-    const custom = kindStyles(await graphOf(["manifests/"])).filter((k) => k.key.startsWith("custom:"));
+    // The spec's loops: manifests/coding/ holds pulse's built-in loops, with kinds of their own.
+    const spec = ["manifests/agentromatic.deliberation.yaml", "manifests/graphonomous.continual_learning.yaml", "manifests/graphonomous.deliberate.yaml", "manifests/prism.benchmark.yaml", "manifests/examples/"];
+    const custom = kindStyles(await graphOf(spec)).filter((k) => k.key.startsWith("custom:"));
     expect(custom.length).toBe(10);
     expect(new Set(custom.map((k) => k.swatch.stroke)).size).toBe(10);
     expect(custom.every((k) => !k.double)).toBe(true);

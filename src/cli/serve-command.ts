@@ -1,0 +1,73 @@
+/**
+ * `pulse serve`: the session loop over HTTP: the seed's REST endpoints under /api/pulse and
+ * the MCP tools over Streamable HTTP at /mcp, on one port, loopback by default; any other
+ * address requires a bearer token. Sessions it starts run in this process.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { createSessionMcpServer } from "../serve/mcp-tools.js";
+import { errorBody, handleRest, readJson, sendJson } from "../serve/rest.js";
+import { SessionApi } from "../serve/session-api.js";
+import { bearerAuthorized, refuseUnauthorized } from "../transports/bearer.js";
+import { EXIT, UsageError } from "./exit-codes.js";
+import type { CliIO } from "./io.js";
+import { parseListen } from "./run-command.js";
+import { openSessions } from "./session-setup.js";
+import type { ServeOptions } from "./serve-options.js";
+
+export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (fn: () => void) => void }): Promise<number> {
+  const listen = parseListen(opts.listen ?? "3002");
+  const token = opts.token ?? (io.env.PULSE_TOKEN || undefined);
+  if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
+  if (!listen.loopback && token === undefined) throw new UsageError(`--listen ${opts.listen} serves sessions to other machines: give it a --token (or PULSE_TOKEN), which clients must send`);
+  const sessions = openSessions(opts, io);
+  const { runner, notifier } = await sessions.runner({ io });
+  const api = new SessionApi(sessions.service, runner, (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`));
+
+  const server = createServer((req, res) => {
+    if (token !== undefined && !bearerAuthorized(req, token)) return refuseUnauthorized(res);
+    void route(api, req, res).catch((e: unknown) => {
+      if (!res.headersSent) sendJson(res, errorBody(e).status, errorBody(e).body);
+      else res.end();
+    });
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    server.once("error", (e: NodeJS.ErrnoException) =>
+      reject(e.code === "EADDRINUSE" ? new UsageError(`--listen ${opts.listen}: port ${listen.port} on ${listen.host} is already in use (try --listen 0 for a free one)`) : e.code === "EADDRNOTAVAIL" ? new UsageError(`--listen ${opts.listen}: ${listen.host} is not an address of this machine`) : e),
+    );
+    server.listen(listen.port, listen.host, () => {
+      const a = server.address() as AddressInfo;
+      resolve(`http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
+    });
+  });
+  io.stdout(`serving sessions at ${url}/api/pulse and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}Ctrl-C stops)\n`);
+  await new Promise<void>((resolve) => stop.onStop(resolve));
+  io.stdout("stopping: sessions running here pause after their current iteration\n");
+  await api.pauseAll();
+  await api.settled();
+  await notifier.flush();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+  await sessions.close();
+  return EXIT.ok;
+}
+
+async function route(api: SessionApi, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (await handleRest(api, req, res)) return;
+  const path = new URL(req.url ?? "/", "http://localhost").pathname;
+  if (path !== "/mcp") return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no such endpoint: ${path} (REST under /api/pulse, MCP at /mcp)` } });
+  if (req.method !== "POST") return sendJson(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "this MCP endpoint is stateless: POST JSON-RPC messages to /mcp" } });
+  // Stateless: one server and transport per request, so nothing is kept between calls.
+  const body = await readJson(req);
+  const mcp = createSessionMcpServer(api);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on("close", () => {
+    void transport.close();
+    void mcp.close();
+  });
+  await mcp.connect(transport);
+  await transport.handleRequest(req, res, body);
+}

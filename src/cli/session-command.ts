@@ -1,0 +1,283 @@
+/**
+ * `pulse session start|list|status|logs|pause|resume|abort|mcp`: autonomous coding sessions
+ * (the coding.pulse_session loop) from the terminal. A session runs in the foreground with a
+ * live view, or detached; any other pulse process steers it through the shared records.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, openSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Command } from "commander";
+import { ProfileError } from "../coding/session/profile.js";
+import { SessionRecordsError, type SessionRecord } from "../coding/session/records.js";
+import { SessionRepoError } from "../coding/session/repo.js";
+import { SessionError } from "../coding/session/runner.js";
+import { SessionInputError, SessionStateError } from "../coding/session/service.js";
+import { StoreError } from "../store/contracts.js";
+import { EXIT } from "./exit-codes.js";
+import type { CliIO } from "./io.js";
+import { setExitCode } from "./main.js";
+import { openSessions, STORE_HELP, type Sessions } from "./session-setup.js";
+import { listText, logText, sessionSummary, statusText, viewLine } from "./session-view.js";
+
+/** Exit codes of a session run in the foreground, beyond the shared ones. */
+export const SESSION_EXIT = { blocked: 4 } as const;
+
+export const SESSION_HELP = `
+A session iterates an agent on a goal in a git repository until it signals COMPLETE or
+BLOCKED, or a limit stops it (manifests/coding/session.yaml, settings in profiles/coding/session.profile.json).
+
+  pulse session start --goal "Add a /health endpoint" --repo . --driver claude
+  pulse session list --status running
+  pulse session pause ID      # after the current iteration
+  pulse session resume ID     # a paused, blocked, failed or crashed session
+  pulse session abort ID      # now: stops the agent, keeps its work in a recovery commit
+
+Every command takes --store (default $PULSE_STORE or .pulse/pulse.db); an ID may be shortened
+to a unique prefix of at least 4 characters. Exit codes of start and resume: 0 complete or
+paused, 1 failed or aborted, 2 usage error, 4 blocked.`;
+
+interface StoreOpts {
+  store?: string;
+  profile?: string;
+}
+
+interface RunOpts extends StoreOpts {
+  detach?: boolean;
+  json?: boolean;
+  notify?: string[];
+  maxIterations?: string;
+}
+
+interface StartOpts extends RunOpts {
+  goal: string;
+  repo?: string;
+  driver?: string;
+  script?: string;
+  model?: string;
+  branch?: string;
+  anchor?: string;
+  context?: string;
+  name?: string;
+}
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+function withStore(cmd: Command): Command {
+  return cmd.option("--store <path>", STORE_HELP).option("--profile <file>", "a loop profile instead of profiles/coding/session.profile.json");
+}
+
+function withRun(cmd: Command): Command {
+  return withStore(cmd)
+    .option("--detach", "run in the background; follow with pulse session logs ID --follow")
+    .option("--json", "print the live view as JSON lines")
+    .option("--notify <url>", "also POST each notification to this webhook; repeatable", collect, []);
+}
+
+/** Runs a command body, turning every error a person can fix into one line and an exit code. */
+async function guarded(cmd: Command, io: CliIO, body: () => Promise<number>): Promise<void> {
+  try {
+    setExitCode(cmd, await body());
+  } catch (e) {
+    const usage = e instanceof SessionInputError || e instanceof ProfileError || e instanceof SessionRepoError;
+    const known = usage || e instanceof SessionStateError || e instanceof SessionError || e instanceof StoreError || e instanceof SessionRecordsError || (e as Error)?.name === "DriverSpecError" || (e as Error)?.name === "ScriptError" || (e as Error)?.name === "LimitsError";
+    if (!known) throw e;
+    io.stderr(`pulse session: ${(e as Error).message}\n`);
+    setExitCode(cmd, usage ? EXIT.usage : EXIT.problems);
+  }
+}
+
+export function addSessionCommands(session: Command, io: CliIO): void {
+  session.description("Autonomous coding sessions: an agent iterating on a goal in a git repository (seed 000).").addHelpText("after", SESSION_HELP);
+
+  withRun(session.command("start"))
+    .description("Start a session, in the foreground with a live view (iteration, signal, commit, files, tokens, cost) unless --detach.")
+    .requiredOption("--goal <text>", "what the agent is to achieve")
+    .option("--repo <path>", "the git repository it works in", ".")
+    .option("--driver <name>", "claude, codex, gemini, qwen, opencode, openai, scripted, … (pulse drivers lists them; default from the profile)")
+    .option("--script <file>", "the scripted driver's steps (JSON or YAML)")
+    .option("--model <name>", "the model the driver asks for")
+    .option("--max-iterations <n>", "stop after this many iterations (default 10)")
+    .option("--branch <name>", "work on this branch (created from HEAD when new)")
+    .option("--anchor <turn>", "the turn the first iteration starts from (explicit anchor)")
+    .option("--context <strategy>", "none, prefetch, mcp or hybrid (default from the profile)")
+    .option("--name <project>", "the project's name (default: the repository's directory)")
+    .action((opts: StartOpts, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const sessions = openSessions(opts, io);
+        try {
+          const s = await sessions.service.create(
+            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name },
+            "cli",
+          );
+          return await runOrDetach(sessions, s, opts, io);
+        } finally {
+          await sessions.close();
+        }
+      }),
+    );
+
+  withRun(session.command("resume"))
+    .description("Resume a paused, blocked or failed session, or one whose runner died (its interrupted iteration is kept in a recovery commit).")
+    .argument("<id>", "session id (or a unique prefix)")
+    .option("--max-iterations <n>", "raise the session's iteration limit")
+    .action((id: string, opts: RunOpts, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const sessions = openSessions(opts, io);
+        try {
+          const { session, live } = await sessions.service.get(id);
+          if (live && session.runner_pid !== process.pid) throw new SessionStateError("NOT_RUNNING", `session ${session.id} is running (process ${session.runner_pid}); pause it first`);
+          let s = session;
+          if (opts.maxIterations !== undefined) {
+            const n = Number(opts.maxIterations);
+            if (!/^\d+$/.test(opts.maxIterations) || n < 1 || n > 1000) throw new SessionInputError("--max-iterations", `must be a whole number from 1 to 1000, got ${JSON.stringify(opts.maxIterations)}`);
+            s = await sessions.records.update(s.id, { max_iterations: n });
+          }
+          return await runOrDetach(sessions, s, opts, io);
+        } finally {
+          await sessions.close();
+        }
+      }),
+    );
+
+  withStore(session.command("list"))
+    .description("List sessions, newest first.")
+    .option("--status <status>", "only sessions with this status (pending, running, complete, blocked, failed, aborted, paused)")
+    .option("--json", "print JSON")
+    .action((opts: StoreOpts & { status?: string; json?: boolean }, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const sessions = openSessions(opts, io);
+        try {
+          const list = await sessions.service.list(opts.status);
+          io.stdout(opts.json ? `${JSON.stringify(list, null, 2)}\n` : listText(list));
+          return EXIT.ok;
+        } finally {
+          await sessions.close();
+        }
+      }),
+    );
+
+  withStore(session.command("status"))
+    .description("A session's status and the evidence of each iteration.")
+    .argument("<id>", "session id (or a unique prefix)")
+    .option("--json", "print JSON: the session and its iterations")
+    .action((id: string, opts: StoreOpts & { json?: boolean }, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const sessions = openSessions(opts, io);
+        try {
+          const d = await sessions.service.get(id);
+          io.stdout(opts.json ? `${JSON.stringify(d, null, 2)}\n` : statusText(d.session, d.iterations, d.live));
+          return EXIT.ok;
+        } finally {
+          await sessions.close();
+        }
+      }),
+    );
+
+  withStore(session.command("logs"))
+    .description("What the agent said in each iteration; --follow waits for new ones until the session stops running.")
+    .argument("<id>", "session id (or a unique prefix)")
+    .option("-f, --follow", "keep printing iterations as they finish")
+    .action((id: string, opts: StoreOpts & { follow?: boolean }, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const sessions = openSessions(opts, io);
+        try {
+          const printed = new Set<string>();
+          for (;;) {
+            const d = await sessions.service.get(id);
+            for (const i of d.iterations) {
+              if (printed.has(i.id) || (!i.finished_at && opts.follow)) continue;
+              printed.add(i.id);
+              io.stdout(logText(d.session, i));
+            }
+            const active = d.session.status === "running" || (d.session.status === "pending" && opts.follow);
+            if (!opts.follow || !active) {
+              if (opts.follow) io.stdout(`${sessionSummary(d.session)}\n`);
+              return EXIT.ok;
+            }
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        } finally {
+          await sessions.close();
+        }
+      }),
+    );
+
+  for (const [name, what] of [
+    ["pause", "Pause a session after its current iteration."],
+    ["abort", "Abort a session now: its agent is stopped, unfinished work kept in a recovery commit."],
+  ] as const) {
+    withStore(session.command(name))
+      .description(what)
+      .argument("<id>", "session id (or a unique prefix)")
+      .option("--no-wait", "return once the request is recorded, without waiting for the runner")
+      .action((id: string, opts: StoreOpts & { wait?: boolean }, cmd: Command) =>
+        guarded(cmd, io, async () => {
+          const sessions = openSessions(opts, io);
+          try {
+            const r = name === "pause" ? await sessions.service.pause(id) : await sessions.service.abort(id);
+            let s = r.session;
+            if (!r.immediate && opts.wait !== false) {
+              // Abort takes effect at once; a pause only after the iteration, which may take long.
+              s = await sessions.service.settle(s.id, (x) => x.control === null || x.status !== "running", name === "abort" ? 15_000 : 1_000);
+            }
+            io.stdout(s.status === "running" ? `session ${s.id}: ${name} requested; the runner (process ${s.runner_pid}) ${name === "pause" ? "pauses after the current iteration" : "is stopping"}\n` : `session ${s.id}: ${sessionSummary(s)}\n`);
+            return EXIT.ok;
+          } finally {
+            await sessions.close();
+          }
+        }),
+      );
+  }
+
+  withStore(session.command("mcp"))
+    .description("Serve the session tools (pulse_start, pulse_status, pulse_pause, pulse_resume, pulse_abort, pulse_list) over MCP on stdio.")
+    .action((opts: StoreOpts, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const { serveMcpStdio } = await import("../serve/mcp-stdio.js");
+        return serveMcpStdio(opts, io);
+      }),
+    );
+}
+
+async function runOrDetach(sessions: Sessions, s: SessionRecord, opts: RunOpts, io: CliIO): Promise<number> {
+  if (opts.detach) return detach(sessions, s, opts, io);
+  const { runner, notifier } = await sessions.runner({ ...(opts.notify ? { notify: opts.notify } : {}), terminal: !opts.json, io });
+  const print = (text: string | undefined) => text !== undefined && io.stdout(`${text}\n`);
+  // First Ctrl-C: pause after the iteration; a second one: abort now.
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      io.stderr("pulse session: pausing after the current iteration (Ctrl-C again aborts now)\n");
+      void sessions.records.requestControl(s.id, "pause");
+    } else {
+      void sessions.records.requestControl(s.id, "abort");
+      runner.abortHere(s.id);
+    }
+  };
+  process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onInterrupt);
+  try {
+    const final = await runner.run(s.id, { onEvent: (e) => print(opts.json ? JSON.stringify(e) : viewLine(e)) });
+    await notifier.flush();
+    return final.status === "complete" || final.status === "paused" ? EXIT.ok : final.status === "blocked" ? SESSION_EXIT.blocked : EXIT.problems;
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    process.off("SIGTERM", onInterrupt);
+  }
+}
+
+/** Starts `pulse session resume ID` in its own process group, its output in a log file. */
+async function detach(sessions: Sessions, s: SessionRecord, opts: RunOpts, io: CliIO): Promise<number> {
+  if (!sessions.storePath) throw new SessionInputError("--detach", "needs a store file (a session in memory: dies with this process)");
+  const logFile = join(dirname(sessions.storePath), "sessions", `${s.id}.log`);
+  mkdirSync(dirname(logFile), { recursive: true });
+  const out = openSync(logFile, "a");
+  const args = [process.argv[1]!, "session", "resume", s.id, "--store", sessions.storePath, ...(opts.profile ? ["--profile", opts.profile] : []), ...(opts.notify ?? []).flatMap((u) => ["--notify", u])];
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], cwd: io.cwd, env: process.env });
+  // Claimed for the child before it starts, so a pause or abort right now goes through the records.
+  await sessions.records.update(s.id, { status: "running", runner_pid: child.pid ?? null });
+  child.unref();
+  io.stdout(`session ${s.id} started in the background (process ${child.pid}); its output: ${logFile}\nfollow it with: pulse session logs ${s.id} --follow\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,82 @@
+/**
+ * Where the session loop is assembled for the CLI and `pulse serve`: the records (SQLite in the
+ * shared `.pulse/pulse.db`, or memory), the profile, the runtime with the embedded defaults, the
+ * agent driver a session names, and the notifier's channels.
+ */
+import { dirname, resolve } from "node:path";
+import { createDriver } from "../../adapters/agents/create-driver.js";
+import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
+import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
+import { desktopChannel, Notifier, terminalChannel, webhookChannel, type NotifierChannel } from "../coding/notifier.js";
+import { loadSessionProfile, type SessionProfile } from "../coding/session/profile.js";
+import type { SessionRecord, SessionRecords } from "../coding/session/records.js";
+import { SessionRunner } from "../coding/session/runner.js";
+import { SessionService } from "../coding/session/service.js";
+import { createRuntime } from "../embedded.js";
+import type { CliIO } from "./io.js";
+
+export interface SessionStoreOptions {
+  store?: string;
+  profile?: string;
+}
+
+export interface Sessions {
+  records: SessionRecords;
+  service: SessionService;
+  profile: SessionProfile;
+  /** The file the records are in (undefined for memory). */
+  storePath?: string;
+  runner(options?: { notify?: string[]; terminal?: boolean; io?: CliIO }): Promise<{ runner: SessionRunner; notifier: Notifier }>;
+  close(): Promise<void>;
+}
+
+export { STORE_HELP } from "./serve-options.js";
+
+export function storePathOf(store: string | undefined, io: Pick<CliIO, "env" | "cwd">): string | undefined {
+  const given = store ?? (io.env.PULSE_STORE || ".pulse/pulse.db");
+  if (given === "memory:") return undefined;
+  return resolve(io.cwd, given.replace(/^sqlite:/, ""));
+}
+
+export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env" | "cwd" | "stderr">): Sessions {
+  const profile = loadSessionProfile(options.profile === undefined ? undefined : resolve(io.cwd, options.profile));
+  const storePath = storePathOf(options.store, io);
+  const records: SessionRecords = storePath === undefined ? new MemorySessionRecords() : SqliteSessionRecords.open(storePath);
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10 });
+  return {
+    records,
+    service,
+    profile,
+    ...(storePath ? { storePath } : {}),
+    runner: async (o = {}) => {
+      const channels: NotifierChannel[] = [];
+      if (o.terminal !== false && profile.notify.terminal) channels.push(terminalChannel((line) => (o.io ?? io).stderr(line)));
+      if (profile.notify.desktop) channels.push(desktopChannel());
+      for (const url of [...profile.notify.webhooks, ...(o.notify ?? [])]) channels.push(webhookChannel(url));
+      const notifier = new Notifier(channels, { onError: (channel, e) => io.stderr(`pulse session: notification through ${channel} failed: ${e.message}\n`) });
+      const runner = await SessionRunner.create({
+        runtime: await createRuntime(),
+        records,
+        profile,
+        notifier,
+        driverFor: (s) => driverFor(s, profile, storePath, io),
+        ...(storePath ? { stateDir: dirname(storePath) } : {}),
+      });
+      return { runner, notifier };
+    },
+    close: () => records.close(),
+  };
+}
+
+/**
+ * The session's driver. With the mcp and hybrid context strategies a CLI agent is handed the
+ * profile's MCP servers, by default pulse's own session server (its history: pulse_status).
+ */
+function driverFor(s: SessionRecord, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">) {
+  const wantsMcp = s.context_strategy === "mcp" || s.context_strategy === "hybrid";
+  if (wantsMcp && (s.driver.name === "scripted" || s.driver.name === "openai")) {
+    io.stderr(`pulse session: the ${s.driver.name} driver takes no MCP servers: with the ${s.context_strategy} context strategy it gets ${s.context_strategy === "hybrid" ? "the prefetched context only" : "no context beyond the goal"}\n`);
+  }
+  const servers = profile.buildContext.mcpServers ?? (storePath && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storePath] } } : undefined);
+  return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(wantsMcp && servers ? { cli: { mcpServers: servers } } : {}) });
+}

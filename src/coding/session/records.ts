@@ -1,0 +1,194 @@
+/**
+ * The session records: what a coding session (seed 000's `pulse_sessions`) and each of its
+ * iterations (`pulse_iterations`) keep, every column of the seed's tables plus what a runner
+ * needs to survive a crash and be steered from another process (its pid, a control request).
+ * A narrow contract: the session loop depends on it, implementations live in adapters/
+ * (memory, SQLite in the shared `.pulse/pulse.db`).
+ */
+import type { Signal, SignalSource } from "../signals.js";
+import type { StopReason } from "../limits.js";
+
+export type SessionStatus = "pending" | "running" | "complete" | "blocked" | "failed" | "aborted" | "paused";
+export const SESSION_STATUSES: readonly SessionStatus[] = ["pending", "running", "complete", "blocked", "failed", "aborted", "paused"];
+
+export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "failed" | "timeout";
+export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "failed", "timeout"];
+
+export type AnchorStrategy = "chained" | "explicit" | "semantic" | "temporal" | "none";
+export type ContextStrategy = "none" | "prefetch" | "mcp" | "hybrid";
+export const CONTEXT_STRATEGIES: readonly ContextStrategy[] = ["none", "prefetch", "mcp", "hybrid"];
+
+/** A request from another process to the runner of a session, observed between polls. */
+export type ControlRequest = "pause" | "abort";
+
+export type CreatedBy = "cli" | "api" | "mcp" | "telegram" | "sms";
+
+export interface ProgressEntry {
+  iteration: number;
+  signal: Signal;
+  summary: string;
+  commit: string | null;
+}
+
+export interface SessionRecord {
+  // The seed's pulse_sessions columns.
+  id: string;
+  project_name: string;
+  goal: string;
+  max_iterations: number;
+  current_iteration: number;
+  status: SessionStatus;
+  last_signal: Signal | null;
+  progress_log: ProgressEntry[];
+  anchor_turn_id: string | null;
+  branch_name: string | null;
+  created_by: CreatedBy;
+  total_commits: number;
+  total_tokens_used: number;
+  // Ours: where and how it runs, and what steers it.
+  repo_path: string;
+  /** The driver and its settings, so another process can resume the session (`{name, script?}`). */
+  driver: DriverConfig;
+  context_strategy: ContextStrategy;
+  total_cost_usd: number;
+  stop_reason: StopReason | null;
+  /** Why it stopped, blocked or failed, in words. */
+  status_reason: string | null;
+  control: ControlRequest | null;
+  /** The process running it, while one does. */
+  runner_pid: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DriverConfig {
+  name: string;
+  script?: string;
+  model?: string;
+}
+
+export interface IterationRecord {
+  // The seed's pulse_iterations columns.
+  id: string;
+  session_id: string;
+  iteration_number: number;
+  inbox_task_id: string | null;
+  task_content: string;
+  status: IterationStatus;
+  signal: Signal | null;
+  output_summary: string | null;
+  output_full: string | null;
+  commit_hash: string | null;
+  files_changed: string[];
+  anchor_turn_id: string | null;
+  anchor_strategy: AnchorStrategy | null;
+  anchor_hint_next: string | null;
+  context_tokens: number;
+  slice_id: string | null;
+  // Ours: how the signal and the anchor were found, what it cost, when.
+  signal_source: SignalSource | null;
+  signal_reason: string | null;
+  anchor_resolution_ms: number | null;
+  anchor_salience: number | null;
+  anchor_depth: number | null;
+  tokens_used: number;
+  cost_usd: number;
+  error: string | null;
+  started_at: string;
+  finished_at: string | null;
+}
+
+export type NewSession = Pick<SessionRecord, "id" | "project_name" | "goal" | "max_iterations" | "repo_path" | "driver" | "context_strategy" | "created_by"> &
+  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name">>;
+
+export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at" | "updated_at">>;
+export type IterationPatch = Partial<Omit<IterationRecord, "id" | "session_id" | "iteration_number">>;
+export type NewIteration = Pick<IterationRecord, "id" | "session_id" | "iteration_number" | "task_content"> & IterationPatch;
+
+export class SessionRecordsError extends Error {
+  constructor(
+    readonly code: "NOT_FOUND" | "EXISTS" | "INVALID",
+    message: string,
+  ) {
+    super(message);
+    this.name = "SessionRecordsError";
+  }
+}
+
+export interface SessionRecords {
+  create(session: NewSession): Promise<SessionRecord>;
+  /** Undefined when there is none with this id (or unique id prefix). */
+  get(id: string): Promise<SessionRecord | undefined>;
+  /** Newest first; only those with `status` when given. */
+  list(filter?: { status?: SessionStatus }): Promise<SessionRecord[]>;
+  /** Changes the given fields; fails with NOT_FOUND for an unknown id. */
+  update(id: string, patch: SessionPatch): Promise<SessionRecord>;
+  /** Sets (or clears) the control request a runner observes; NOT_FOUND for an unknown id. */
+  requestControl(id: string, control: ControlRequest | null): Promise<SessionRecord>;
+  addIteration(iteration: NewIteration): Promise<IterationRecord>;
+  updateIteration(id: string, patch: IterationPatch): Promise<IterationRecord>;
+  /** A session's iterations in order of iteration_number. */
+  iterations(sessionId: string): Promise<IterationRecord[]>;
+  close(): Promise<void>;
+}
+
+export function newSessionRecord(s: NewSession, now: string): SessionRecord {
+  return {
+    id: s.id,
+    project_name: s.project_name,
+    goal: s.goal,
+    max_iterations: s.max_iterations,
+    current_iteration: 0,
+    status: "pending",
+    last_signal: null,
+    progress_log: [],
+    anchor_turn_id: s.anchor_turn_id ?? null,
+    branch_name: s.branch_name ?? null,
+    created_by: s.created_by,
+    total_commits: 0,
+    total_tokens_used: 0,
+    repo_path: s.repo_path,
+    driver: s.driver,
+    context_strategy: s.context_strategy,
+    total_cost_usd: 0,
+    stop_reason: null,
+    status_reason: null,
+    control: null,
+    runner_pid: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+export function newIterationRecord(i: NewIteration, now: string): IterationRecord {
+  return {
+    inbox_task_id: null,
+    status: "pending",
+    signal: null,
+    output_summary: null,
+    output_full: null,
+    commit_hash: null,
+    files_changed: [],
+    anchor_turn_id: null,
+    anchor_strategy: null,
+    anchor_hint_next: null,
+    context_tokens: 0,
+    slice_id: null,
+    signal_source: null,
+    signal_reason: null,
+    anchor_resolution_ms: null,
+    anchor_salience: null,
+    anchor_depth: null,
+    tokens_used: 0,
+    cost_usd: 0,
+    error: null,
+    started_at: now,
+    finished_at: null,
+    ...i,
+  };
+}
+
+/** Finished sessions: nothing steers them any more. */
+export function isFinished(status: SessionStatus): boolean {
+  return status === "complete" || status === "aborted";
+}

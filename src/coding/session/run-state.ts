@@ -1,0 +1,56 @@
+/**
+ * What the session loop's phase handlers share within one process: for each running session
+ * (the workspace of its iterations), its record, its driver, its guard and ledger, the iteration
+ * in flight, and where live events go. The runner fills it; the handlers read and extend it.
+ */
+import type { AgentDriver, AgentEvent, AgentResult } from "../../agents/contract.js";
+import type { CostLedger } from "../cost-ledger.js";
+import type { EvidenceStart, WorkspaceEvidence } from "../evidence.js";
+import type { LoopGuard, Verdict } from "../progress-breaker.js";
+import type { ResolvedSignal } from "../signals.js";
+import type { ResolvedAnchor, Turn } from "./anchors.js";
+import type { SessionProfile } from "./profile.js";
+import type { IterationRecord, SessionRecord, SessionRecords } from "./records.js";
+
+/** What a live view (terminal, REST, MCP) is told while a session runs. */
+export type SessionEvent =
+  | { type: "session.started"; session: SessionRecord; resumed: boolean; recovered?: string }
+  | { type: "iteration.started"; session_id: string; iteration: number; max: number; anchor: ResolvedAnchor }
+  | { type: "agent"; session_id: string; iteration: number; event: AgentEvent }
+  | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[] }
+  | { type: "session.finished"; session: SessionRecord };
+
+export interface IterationInFlight {
+  number: number;
+  record?: IterationRecord;
+  anchor?: ResolvedAnchor;
+  sliceIds: string[];
+  start?: EvidenceStart;
+  result?: AgentResult;
+  evidence?: WorkspaceEvidence;
+  signal?: ResolvedSignal;
+  hint?: string;
+  summary?: string;
+  verdict?: Verdict;
+}
+
+export interface SessionRun {
+  session: SessionRecord;
+  records: SessionRecords;
+  driver: AgentDriver;
+  profile: SessionProfile;
+  guard: LoopGuard;
+  ledger: CostLedger;
+  /** Aborting it stops the agent at once. */
+  controller: AbortController;
+  /** Turns of earlier runs of this session (from the records), for a process that did not see them. */
+  priorTurns: Turn[];
+  /** Whether this process has written the prior turns into its memory substrate yet. */
+  priorStored: boolean;
+  /** The reason the session stopped before it was resumed, told to the next iteration. */
+  resumedAfter?: string;
+  current?: IterationInFlight;
+  emit(event: SessionEvent): void;
+}
+
+export type SessionRuns = Map<string, SessionRun>;

@@ -1,0 +1,217 @@
+/**
+ * The session runner: runs a session's iterations on the PULSE runtime (one iteration of
+ * `coding.pulse_session` per agent turn, the session's id as its workspace) until the agent
+ * signals COMPLETE or BLOCKED, a limit stops it, or a person pauses or aborts it. It resumes
+ * from the records: an iteration a dead runner left in flight is marked failed (interrupted),
+ * with a recovery commit of whatever it left in the tree. Pause and abort requested by another
+ * process arrive through the records, polled while an iteration runs.
+ */
+import type { AgentDriver } from "../../agents/contract.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import type { Loop } from "../../runtime/loop.js";
+import { CostLedger } from "../cost-ledger.js";
+import { messages, type Notifier } from "../notifier.js";
+import { LoopGuard, type Stop } from "../progress-breaker.js";
+import { lockWorktree, recoveryCommit, type WorktreeLock } from "../worktree.js";
+import { turnId, SESSION_PHASES, sessionHandlers } from "./handlers.js";
+import { packageFile, SESSION_LOOP_ID, SESSION_MANIFEST, type SessionProfile } from "./profile.js";
+import { isFinished, type SessionPatch, type SessionRecord, type SessionRecords } from "./records.js";
+import { excludeFromRepo, processAlive, useBranch } from "./repo.js";
+import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
+
+export interface SessionRunnerOptions {
+  runtime: Runtime;
+  records: SessionRecords;
+  profile: SessionProfile;
+  /** The driver a session's record names, bound where the program is assembled. */
+  driverFor(session: SessionRecord): AgentDriver;
+  notifier?: Notifier;
+  /** pulse's state directory: kept out of the repository's evidence when it lies inside it. */
+  stateDir?: string;
+}
+
+export class SessionError extends Error {
+  constructor(
+    readonly code: "NOT_FOUND" | "FINISHED" | "RUNNING" | "LOCKED",
+    message: string,
+  ) {
+    super(message);
+    this.name = "SessionError";
+  }
+}
+
+export class SessionRunner {
+  private constructor(
+    private readonly o: SessionRunnerOptions,
+    private readonly runs: SessionRuns,
+    private readonly loop: Loop,
+  ) {}
+
+  /** Loads the session manifest into the runtime and binds its phases to the kit's handlers. */
+  static async create(options: SessionRunnerOptions): Promise<SessionRunner> {
+    const runs: SessionRuns = new Map();
+    const handlers = sessionHandlers(runs);
+    for (const phase of SESSION_PHASES) options.runtime.handle(`${SESSION_LOOP_ID}/${phase}`, handlers[phase]);
+    const loop = options.runtime.loop(SESSION_LOOP_ID) ?? (await options.runtime.load(packageFile(SESSION_MANIFEST)));
+    return new SessionRunner(options, runs, loop);
+  }
+
+  /** Whether this process runs the session now. */
+  isRunning(id: string): boolean {
+    return this.runs.has(id);
+  }
+
+  /** Stops a session this process runs at once (the agent's process group with it). */
+  abortHere(id: string): boolean {
+    const run = this.runs.get(id);
+    if (!run) return false;
+    run.controller.abort(new Error("aborted"));
+    return true;
+  }
+
+  /**
+   * Runs (or resumes) a session until it finishes, blocks, fails or is paused, and returns its
+   * record then. `onEvent` sees everything a live view shows.
+   */
+  async run(id: string, options: { onEvent?: (e: SessionEvent) => void } = {}): Promise<SessionRecord> {
+    const { records } = this.o;
+    let s = await records.get(id);
+    if (!s) throw new SessionError("NOT_FOUND", `no session ${id}`);
+    id = s.id;
+    if (isFinished(s.status)) throw new SessionError("FINISHED", `session ${id} is ${s.status}: there is nothing to resume`);
+    if (this.runs.has(id) || (s.status === "running" && s.runner_pid !== process.pid && processAlive(s.runner_pid))) {
+      throw new SessionError("RUNNING", `session ${id} is already running (process ${s.runner_pid}); pause or abort it first`);
+    }
+    let lock: WorktreeLock;
+    try {
+      lock = await lockWorktree(s.repo_path, s.repo_path, `pulse session ${id}`);
+    } catch (e) {
+      throw new SessionError("LOCKED", `${s.repo_path}: ${(e as Error).message}`);
+    }
+    const emit = (e: SessionEvent) => options.onEvent?.(e);
+    try {
+      const driver = this.o.driverFor(s);
+      if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
+      const resumed = s.current_iteration > 0;
+      const recovered = await this.recoverInterrupted(s);
+      const branch = await useBranch(s.repo_path, s.branch_name);
+      const resumedAfter = resumed && (s.status === "blocked" || s.status === "failed" || s.status === "paused") ? (s.status_reason ?? s.status) : undefined;
+      s = await records.update(id, { status: "running", runner_pid: process.pid, control: null, stop_reason: null, status_reason: null, branch_name: branch });
+      const previous = await records.iterations(id);
+      const run: SessionRun = {
+        session: s,
+        records,
+        driver,
+        profile: this.o.profile,
+        guard: new LoopGuard({ ...this.o.profile.limits, maxIterations: Math.max(1, s.max_iterations - s.current_iteration) }),
+        ledger: new CostLedger(),
+        controller: new AbortController(),
+        priorTurns: previous.filter((i) => i.finished_at).map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "BLOCKED", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
+        priorStored: false,
+        ...(resumedAfter ? { resumedAfter } : {}),
+        emit,
+      };
+      this.runs.set(id, run);
+      emit({ type: "session.started", session: s, resumed, ...(recovered ? { recovered } : {}) });
+      return await this.iterate(run);
+    } finally {
+      this.runs.delete(id);
+      lock.release();
+    }
+  }
+
+  /** An iteration a dead runner left in flight: failed (interrupted), its leftovers kept in a recovery commit. */
+  private async recoverInterrupted(s: SessionRecord): Promise<string | undefined> {
+    const open = (await this.o.records.iterations(s.id)).filter((i) => i.status === "pending" || i.status === "dispatched" || i.status === "running");
+    if (open.length === 0) return undefined;
+    const sha = await recoveryCommit(s.repo_path, `session ${s.id}: work left by iteration ${open.at(-1)!.iteration_number}, interrupted`);
+    for (const i of open) {
+      await this.o.records.updateIteration(i.id, { status: "failed", error: `interrupted: the runner (process ${s.runner_pid ?? "?"}) stopped during this iteration`, finished_at: new Date().toISOString(), ...(sha ? { commit_hash: sha } : {}) });
+    }
+    return `iteration ${open.at(-1)!.iteration_number} was interrupted when its runner stopped${sha ? `; what it left is in recovery commit ${sha.slice(0, 8)}` : ""}`;
+  }
+
+  private async iterate(run: SessionRun): Promise<SessionRecord> {
+    const { records } = this.o;
+    const id = run.session.id;
+    const poll = setInterval(() => {
+      records.get(id).then(
+        (s) => {
+          if (s?.control === "abort") run.controller.abort(new Error("aborted"));
+        },
+        () => undefined,
+      );
+    }, run.profile.recordBranch.controlPollMs);
+    poll.unref();
+    try {
+      for (;;) {
+        const s = (await records.get(id))!;
+        if (s.control === "abort" || run.controller.signal.aborted) return await this.finishAborted(run);
+        if (s.control === "pause") return await this.finish(run, { status: "paused", control: null, status_reason: `paused after iteration ${s.current_iteration}` }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: resume with pulse session resume ${id}` });
+        const before = s.current_iteration >= s.max_iterations ? ({ action: "stop", reason: "max_iterations", message: `reached the limit of ${s.max_iterations} iterations` } as const) : run.guard.beforeIteration();
+        if (before.action === "stop") return await this.stop(run, before);
+        run.current = { number: s.current_iteration + 1, sliceIds: [] };
+        const result = await this.loop.runIteration({ workspace: id, input: { session_id: id, iteration: run.current.number } });
+        const it = run.current;
+        if (result.status !== "completed" || !it.verdict) {
+          const why = result.error?.message ?? `the iteration ended ${result.status}`;
+          if (it.record && !it.record.finished_at) await records.updateIteration(it.record.id, { status: "failed", error: why, finished_at: new Date().toISOString() });
+          if (run.controller.signal.aborted) return await this.finishAborted(run);
+          return await this.stop(run, { reason: "failed", message: why });
+        }
+        run.emit({ type: "iteration.finished", session_id: id, iteration: it.record!, verdict: it.verdict, warnings: [...(it.signal?.warnings ?? []), ...(it.result?.warnings ?? [])] });
+        const v = it.verdict;
+        if (v.action === "stop" && v.reason === "aborted") return await this.finishAborted(run);
+        if (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked")) {
+          const summary = it.record!.status === "complete" ? (it.summary ?? "") : `the agent's call ended ${it.record!.status} (${it.record!.error ?? "no reason given"})`;
+          this.o.notifier?.notify({ kind: "iteration", message: messages.iteration(it.number, run.session.max_iterations, summary), loopId: SESSION_LOOP_ID, sessionId: id, iteration: it.number });
+        }
+        if (v.action === "wait") {
+          await sleep(v.ms, run.controller.signal);
+          continue;
+        }
+        if (v.action === "stop") return await this.stop(run, v);
+      }
+    } finally {
+      clearInterval(poll);
+    }
+  }
+
+  /** The guard (or a failure) stopped the session: complete, blocked, or failed with the limit's reason. */
+  private stop(run: SessionRun, stop: Stop): Promise<SessionRecord> {
+    const s = run.session;
+    if (stop.reason === "completed") {
+      return this.finish(run, { status: "complete", stop_reason: "completed", status_reason: stop.message }, { kind: "complete", message: messages.complete(s.current_iteration, s.total_commits) });
+    }
+    if (stop.reason === "blocked") return this.finish(run, { status: "blocked", stop_reason: "blocked", status_reason: stop.message }, { kind: "blocked", message: messages.blocked(stop.message) });
+    return this.finish(run, { status: "failed", stop_reason: stop.reason, status_reason: stop.message }, { kind: "failed", message: `Session stopped (${stop.reason}): ${stop.message}` });
+  }
+
+  private async finishAborted(run: SessionRun): Promise<SessionRecord> {
+    const s = run.session;
+    const sha = await recoveryCommit(s.repo_path, `session ${s.id} aborted during iteration ${s.current_iteration}`);
+    const reason = `aborted during iteration ${s.current_iteration}${sha ? `; unfinished work kept in recovery commit ${sha.slice(0, 8)}` : ""}`;
+    return this.finish(run, { status: "aborted", stop_reason: "aborted", status_reason: reason, control: null, ...(sha ? { total_commits: s.total_commits + 1 } : {}) }, { kind: "failed", message: `Session aborted: ${reason}` });
+  }
+
+  private async finish(run: SessionRun, patch: SessionPatch, note: { kind: "complete" | "blocked" | "failed" | "info"; message: string }): Promise<SessionRecord> {
+    const s = await this.o.records.update(run.session.id, { ...patch, runner_pid: null });
+    run.session = s;
+    this.o.notifier?.notify({ ...note, loopId: SESSION_LOOP_ID, sessionId: s.id, data: { status: s.status, iterations: s.current_iteration, commits: s.total_commits } });
+    run.emit({ type: "session.finished", session: s });
+    return s;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

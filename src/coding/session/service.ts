@@ -1,0 +1,168 @@
+/**
+ * The operations on sessions that every front end offers (CLI, REST, MCP): start (validated
+ * input → a pending record), get, list, pause, abort, and whether a session can resume. Running
+ * is the runner's; steering a session another process runs goes through the records.
+ */
+import { randomUUID } from "node:crypto";
+import { basename, resolve } from "node:path";
+import { recoveryCommit } from "../worktree.js";
+import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
+import { processAlive, repoRoot } from "./repo.js";
+
+/** Bad input from a person or a client: what is wrong, naming the field. */
+export class SessionInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = "SessionInputError";
+  }
+}
+
+export class SessionStateError extends Error {
+  constructor(
+    readonly code: "NOT_FOUND" | "FINISHED" | "NOT_RUNNING",
+    message: string,
+  ) {
+    super(message);
+    this.name = "SessionStateError";
+  }
+}
+
+export interface StartInput {
+  goal: unknown;
+  repo?: unknown;
+  projectName?: unknown;
+  maxIterations?: unknown;
+  branch?: unknown;
+  anchor?: unknown;
+  driver?: unknown;
+  script?: unknown;
+  model?: unknown;
+  contextStrategy?: unknown;
+}
+
+const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "anchor", "driver", "script", "model", "contextStrategy"]);
+
+/** Checks a JSON body of a start request (REST, MCP); `projectPath` is the seed's name for `repo`. */
+export function startInputOf(body: unknown): StartInput {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) throw new SessionInputError("body", "must be a JSON object, e.g. {\"goal\": \"Implement auth\", \"repo\": \"/path/to/repo\"}");
+  const b = body as Record<string, unknown>;
+  for (const k of Object.keys(b)) if (!START_FIELDS.has(k)) throw new SessionInputError(/^[A-Za-z_]\w*$/.test(k) ? k : JSON.stringify(k), `is not a field of a start request (fields: ${[...START_FIELDS].join(", ")})`);
+  const { projectPath, ...rest } = b;
+  return { ...rest, ...(rest.repo === undefined && projectPath !== undefined ? { repo: projectPath } : {}) } as StartInput;
+}
+
+export interface SessionDefaults {
+  driver: string;
+  contextStrategy: ContextStrategy;
+  maxIterations: number;
+}
+
+export interface SessionDetail {
+  session: SessionRecord;
+  iterations: IterationRecord[];
+  /** Whether a live process runs it now. */
+  live: boolean;
+}
+
+export class SessionService {
+  constructor(
+    readonly records: SessionRecords,
+    private readonly defaults: SessionDefaults,
+  ) {}
+
+  /** Validates a start request and records the session as pending; the caller runs it. */
+  async create(input: StartInput, createdBy: CreatedBy): Promise<SessionRecord> {
+    const textOf = (field: string, v: unknown, required = false): string | undefined => {
+      if (v === undefined || v === null) {
+        if (required) throw new SessionInputError(field, "is required");
+        return undefined;
+      }
+      if (typeof v !== "string" || v.trim() === "") throw new SessionInputError(field, `must be a non-empty string, got ${JSON.stringify(v)}`);
+      return v.trim();
+    };
+    const goal = textOf("goal", input.goal, true)!;
+    if (goal.length > 20_000) throw new SessionInputError("goal", `is ${goal.length} characters; at most 20000`);
+    const repo = await repoRoot(resolve(textOf("repo", input.repo) ?? ".")).catch((e: Error) => {
+      throw new SessionInputError("repo", e.message.replace(/^--repo /, ""));
+    });
+    let max = this.defaults.maxIterations;
+    if (input.maxIterations !== undefined) {
+      const v = typeof input.maxIterations === "string" && /^\d+$/.test(input.maxIterations) ? Number(input.maxIterations) : input.maxIterations;
+      if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 1000) throw new SessionInputError("maxIterations", `must be a whole number from 1 to 1000, got ${JSON.stringify(input.maxIterations)}`);
+      max = v;
+    }
+    const strategy = textOf("contextStrategy", input.contextStrategy) ?? this.defaults.contextStrategy;
+    if (!CONTEXT_STRATEGIES.includes(strategy as ContextStrategy)) throw new SessionInputError("contextStrategy", `must be one of ${CONTEXT_STRATEGIES.join(", ")}, got ${JSON.stringify(strategy)}`);
+    const driver = textOf("driver", input.driver) ?? this.defaults.driver;
+    const script = textOf("script", input.script);
+    if (driver === "scripted" && !script) throw new SessionInputError("script", "the scripted driver needs a script (a JSON or YAML file of steps)");
+    if (script && driver !== "scripted") throw new SessionInputError("script", `only the scripted driver takes a script, not ${driver}`);
+    const model = textOf("model", input.model);
+    const branch = textOf("branch", input.branch);
+    const anchor = textOf("anchor", input.anchor);
+    return this.records.create({
+      id: randomUUID(),
+      project_name: textOf("projectName", input.projectName) ?? basename(repo),
+      goal,
+      max_iterations: max,
+      repo_path: repo,
+      driver: { name: driver, ...(script ? { script: resolve(script) } : {}), ...(model ? { model } : {}) },
+      context_strategy: strategy as ContextStrategy,
+      created_by: createdBy,
+      ...(branch ? { branch_name: branch } : {}),
+      ...(anchor ? { anchor_turn_id: anchor } : {}),
+    });
+  }
+
+  async get(id: string): Promise<SessionDetail> {
+    const session = await this.records.get(id);
+    if (!session) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
+    return { session, iterations: await this.records.iterations(session.id), live: session.status === "running" && processAlive(session.runner_pid) };
+  }
+
+  async list(status?: string): Promise<SessionRecord[]> {
+    if (status !== undefined && !SESSION_STATUSES.includes(status as SessionStatus)) throw new SessionInputError("status", `must be one of ${SESSION_STATUSES.join(", ")}, got ${JSON.stringify(status)}`);
+    return this.records.list(status === undefined ? {} : { status: status as SessionStatus });
+  }
+
+  /**
+   * Pauses after the current iteration when a live runner has it (it reads the request from the
+   * records); a session nothing runs (pending, or whose runner died) is paused at once.
+   */
+  async pause(id: string): Promise<{ session: SessionRecord; immediate: boolean }> {
+    const { session: s, live } = await this.get(id);
+    if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is ${s.status}: there is nothing to pause`);
+    if (live) return { session: await this.records.requestControl(s.id, "pause"), immediate: false };
+    if (s.status === "pending" || s.status === "running") return { session: await this.records.update(s.id, { status: "paused", status_reason: "paused before it ran on", runner_pid: null }), immediate: true };
+    throw new SessionStateError("NOT_RUNNING", `session ${s.id} is ${s.status}, not running: there is nothing to pause (resume it, or abort it)`);
+  }
+
+  /**
+   * Aborts: a live runner is asked through the records (it stops the agent at once); a session
+   * nothing runs is aborted here, its unfinished work kept in a recovery commit.
+   */
+  async abort(id: string): Promise<{ session: SessionRecord; immediate: boolean }> {
+    const { session: s, live } = await this.get(id);
+    if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is already ${s.status}`);
+    if (live) return { session: await this.records.requestControl(s.id, "abort"), immediate: false };
+    const sha = await recoveryCommit(s.repo_path, `session ${s.id} aborted while ${s.status}`).catch(() => null);
+    for (const i of await this.records.iterations(s.id)) {
+      if (i.status === "pending" || i.status === "dispatched" || i.status === "running") await this.records.updateIteration(i.id, { status: "failed", error: "aborted", finished_at: new Date().toISOString() });
+    }
+    const reason = `aborted while ${s.status}${sha ? `; unfinished work kept in recovery commit ${sha.slice(0, 8)}` : ""}`;
+    return { session: await this.records.update(s.id, { status: "aborted", stop_reason: "aborted", status_reason: reason, control: null, runner_pid: null, ...(sha ? { total_commits: s.total_commits + 1 } : {}) }), immediate: true };
+  }
+
+  /** Waits (polling the records) until a live runner has acted on a control request. */
+  async settle(id: string, done: (s: SessionRecord) => boolean, timeoutMs: number): Promise<SessionRecord> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const s = (await this.records.get(id))!;
+      if (done(s) || Date.now() > end) return s;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

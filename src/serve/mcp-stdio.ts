@@ -1,0 +1,26 @@
+/** `pulse session mcp`: the session tools over MCP on standard input and output. */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { openSessions, type SessionStoreOptions } from "../cli/session-setup.js";
+import type { CliIO } from "../cli/io.js";
+import { SessionApi } from "./session-api.js";
+import { createSessionMcpServer } from "./mcp-tools.js";
+
+export async function serveMcpStdio(opts: SessionStoreOptions, io: CliIO): Promise<number> {
+  const sessions = openSessions(opts, io);
+  // Standard output is the protocol's: notifications and errors go to standard error.
+  const { runner } = await sessions.runner({ io: { ...io, stdout: (t) => io.stderr(t) } });
+  const api = new SessionApi(sessions.service, runner, (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`));
+  const server = createSessionMcpServer(api);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once("end", () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  await api.pauseAll();
+  await api.settled();
+  await server.close();
+  await sessions.close();
+  return 0;
+}

@@ -1,0 +1,56 @@
+/**
+ * The session tools over MCP (one server, any transport: stdio for `pulse session mcp`,
+ * Streamable HTTP at /mcp of `pulse serve`): pulse_start, pulse_status, pulse_pause,
+ * pulse_resume, pulse_abort, pulse_list, with the seed's argument names. Later loops add their
+ * tools to the same server. A refused call is a tool error saying why, never a crash.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { VERSION } from "../version.js";
+import { SESSION_STATUSES } from "../coding/session/records.js";
+import type { SessionApi } from "./session-api.js";
+
+type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean; structuredContent?: Record<string, unknown> };
+
+async function answer(fn: () => Promise<unknown>): Promise<ToolResult> {
+  try {
+    const value = await fn();
+    return { content: [{ type: "text", text: JSON.stringify(value, null, 2) }], structuredContent: { result: value } as Record<string, unknown> };
+  } catch (e) {
+    return { content: [{ type: "text", text: (e as Error).message }], isError: true };
+  }
+}
+
+const id = { sessionId: z.string().min(4).describe("the session id (or a unique prefix of at least 4 characters)") };
+
+export function createSessionMcpServer(api: SessionApi): McpServer {
+  const server = new McpServer({ name: "pulse", version: VERSION });
+  server.registerTool(
+    "pulse_start",
+    {
+      description: "Create and start an autonomous coding session: an agent iterates on the goal in the git repository until it signals COMPLETE or BLOCKED, or a limit stops it.",
+      inputSchema: {
+        goal: z.string().min(1).describe("what to accomplish"),
+        projectPath: z.string().min(1).optional().describe("the git repository to work in (default: the server's directory)"),
+        projectName: z.string().min(1).optional(),
+        maxIterations: z.number().int().min(1).max(1000).optional(),
+        branch: z.string().min(1).optional(),
+        anchor: z.string().min(1).optional().describe("the turn the first iteration starts from"),
+        driver: z.string().min(1).optional().describe("claude, codex, openai, scripted, …"),
+        script: z.string().min(1).optional().describe("the scripted driver's steps file"),
+        contextStrategy: z.enum(["none", "prefetch", "mcp", "hybrid"]).optional(),
+      },
+    },
+    (args) => answer(() => api.start(args, "mcp")),
+  );
+  server.registerTool("pulse_status", { description: "A session's status and the evidence of each iteration (signal, commit, files, tokens).", inputSchema: id }, ({ sessionId }) => answer(() => api.status(sessionId)));
+  server.registerTool("pulse_pause", { description: "Pause a session after its current iteration.", inputSchema: id }, ({ sessionId }) => answer(() => api.pause(sessionId)));
+  server.registerTool("pulse_resume", { description: "Resume a paused, blocked or failed session.", inputSchema: id }, ({ sessionId }) => answer(() => api.resume(sessionId)));
+  server.registerTool("pulse_abort", { description: "Abort a session now: the agent is stopped and unfinished work kept in a recovery commit.", inputSchema: id }, ({ sessionId }) => answer(() => api.abort(sessionId)));
+  server.registerTool(
+    "pulse_list",
+    { description: "List sessions, newest first, optionally only those with a status.", inputSchema: { status: z.enum(SESSION_STATUSES as unknown as [string, ...string[]]).optional() } },
+    ({ status }) => answer(() => api.list(status)),
+  );
+  return server;
+}

@@ -1,0 +1,160 @@
+/**
+ * `pulse session` as a user runs it (the built bin, real processes, real git repositories):
+ * a foreground session with its live view, mistakes refused in one line, a detached session
+ * steered from other processes (pause, abort with a recovery commit), and a runner killed with
+ * SIGKILL mid-iteration whose session resumes from the records.
+ */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runBin } from "../cli/run-bin.js";
+import { gitLog, gitRepo, removeDir } from "./helpers.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) removeDir(d);
+});
+
+function setup(steps: unknown[]): { repo: string; script: string; store: string; pulse: (...args: string[]) => ReturnType<typeof runBin> } {
+  const repo = gitRepo();
+  dirs.push(repo);
+  const script = join(repo, ".pulse-script.json");
+  writeFileSync(script, JSON.stringify({ steps }));
+  writeFileSync(join(repo, ".git", "info", "exclude"), ".pulse-script.json\n");
+  const store = join(repo, ".pulse", "pulse.db");
+  return { repo, script, store, pulse: (...args) => runBin("pulse", ["session", ...args, "--store", store], { cwd: repo, env: { HOME: repo } }) };
+}
+
+const json = (r: { stdout: string }) => JSON.parse(r.stdout);
+
+async function until<T>(check: () => T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("pulse session (the bin)", () => {
+  it("runs a session in the foreground with a live view, then lists it and shows its status", () => {
+    const { repo, script, pulse } = setup([
+      { match: { iteration: 1 }, files: { "greet.js": "export const greet = () => 'hi';\n" }, commit: "feat: greet", text: "Created greet.js.\n<signal>CONTINUE</signal>", usage: { inputTokens: 100, outputTokens: 20 } },
+      { match: { iteration: 2 }, text: "<signal>COMPLETE</signal>" },
+    ]);
+    const r = pulse("start", "--goal", "Add greet", "--driver", "scripted", "--script", script, "--max-iterations", "5");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^session [0-9a-f-]{36} · "Add greet"/);
+    expect(r.stdout).toMatch(/#1 · CONTINUE · commit [0-9a-f]{8} · 1 file · 120 tokens · \$0\.\d{4}\n {4}Created greet\.js\./);
+    expect(r.stdout).toContain("complete after 2 iterations: 1 commit");
+    expect(r.stderr).toContain("📍 Iteration 1/5: Created greet.js. Continuing...");
+    expect(r.stderr).toContain("✅ Session complete (2 iterations, 1 commit)");
+    expect(gitLog(repo)).toEqual(["feat: greet", "initial"]);
+    // pulse's own store inside the repository is never part of the work.
+    expect(spawnSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" }).stdout).toBe("");
+    const list = json(pulse("list", "--json"));
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ status: "complete", current_iteration: 2, total_commits: 1, created_by: "cli" });
+    expect(pulse("list", "--status", "running").stdout).toBe("no sessions\n");
+    const status = pulse("status", list[0].id.slice(0, 8));
+    expect(status.stdout).toContain("status complete · last signal COMPLETE");
+    const logs = pulse("logs", list[0].id);
+    expect(logs.stdout).toMatch(/── iteration 1\/5 · complete · CONTINUE · anchor none/);
+  }, 30_000);
+
+  it("refuses mistakes in one line, without a stack trace, and takes the near miss", () => {
+    const { repo, script, pulse } = setup([{ text: "<signal>COMPLETE</signal>" }]);
+    const cases: [string[], RegExp][] = [
+      [["start", "--driver", "scripted", "--script", script], /required option '--goal <text>' not specified/],
+      [["start", "--goal", "x", "--repo", join(repo, "nope"), "--driver", "scripted", "--script", script], /repo: .*nope: no such directory/],
+      [["start", "--goal", "x", "--driver", "scripted"], /script: the scripted driver needs a script/],
+      [["start", "--goal", "x", "--driver", "scripted", "--script", script, "--max-iterations", "0"], /maxIterations: must be a whole number from 1 to 1000, got "0"/],
+      [["start", "--goal", "x", "--driver", "scripted", "--script", script, "--context", "rag"], /contextStrategy: must be one of none, prefetch, mcp, hybrid/],
+      [["list", "--status", "done"], /status: must be one of pending, running/],
+    ];
+    for (const [args, message] of cases) {
+      const r = pulse(...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    const unknown = pulse("status", "00000000");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe("pulse session: no session 00000000 (pulse session list shows them)\n");
+    const ok = pulse("start", "--goal", "x", "--driver", "scripted", "--script", script, "--max-iterations", "1000", "--context", "none");
+    expect(ok.code, ok.stderr).toBe(0);
+  }, 30_000);
+
+  it("is steered from other processes: a detached session is paused after its iteration, resumed, and aborted at once with a recovery commit", async () => {
+    // Iteration 1 waits for a go-ahead outside the repository, so the pause surely arrives during it.
+    const go = join(gitRepo(), "go");
+    dirs.push(join(go, ".."));
+    const { repo, script, pulse } = setup([
+      { match: { iteration: 1 }, shell: [`while [ ! -f '${go}' ]; do sleep 0.05; done`], files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
+      { match: { iteration: 2 }, outcome: "hang" },
+    ]);
+    const started = pulse("start", "--goal", "steer me", "--driver", "scripted", "--script", script, "--detach");
+    expect(started.code, started.stderr).toBe(0);
+    const id = /session ([0-9a-f-]{36}) started in the background/.exec(started.stdout)![1]!;
+    await until(() => (json(pulse("status", id, "--json")).iterations[0]?.status === "running" ? true : undefined));
+    const paused = pulse("pause", id);
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toMatch(/pause requested; the runner \(process \d+\) pauses after the current iteration/);
+    writeFileSync(go, "");
+    const s1 = await until(() => {
+      const s = json(pulse("status", id, "--json")).session;
+      return s.status === "paused" ? s : undefined;
+    });
+    expect(s1).toMatchObject({ current_iteration: 1, total_commits: 1, control: null, runner_pid: null });
+
+    expect(pulse("resume", id, "--detach").code).toBe(0);
+    await until(() => (json(pulse("status", id, "--json")).iterations[1]?.status === "running" ? true : undefined));
+    writeFileSync(join(repo, "half.js"), "// unfinished\n");
+    const aborted = pulse("abort", id);
+    expect(aborted.code, aborted.stderr).toBe(0);
+    expect(aborted.stdout).toMatch(/aborted after 2 iterations: 2 commits/);
+    expect(aborted.stdout).toMatch(/unfinished work kept in recovery commit [0-9a-f]{8}/);
+    expect(gitLog(repo)[0]).toBe(`[RECOVERY] session ${id} aborted during iteration 2`);
+    expect(pulse("abort", id).stderr).toMatch(/is already aborted/);
+  }, 60_000);
+
+  it("follows a detached session's logs until it ends", () => {
+    const { pulse, script } = setup([
+      { match: { iteration: 1 }, delayMs: 400, files: { "a.js": "1\n" }, commit: "a", text: "Wrote a.js. <signal>CONTINUE</signal>" },
+      { match: { iteration: 2 }, delayMs: 400, text: "Done. <signal>COMPLETE</signal>" },
+    ]);
+    const started = pulse("start", "--goal", "follow me", "--driver", "scripted", "--script", script, "--detach");
+    const id = /session ([0-9a-f-]{36}) started/.exec(started.stdout)![1]!;
+    const logs = pulse("logs", id, "--follow");
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toMatch(/── iteration 1\/10 · complete · CONTINUE[^\n]*\nWrote a\.js\. <signal>CONTINUE<\/signal>\n── iteration 2\/10 · complete · COMPLETE/);
+    expect(logs.stdout).toMatch(/complete after 2 iterations: 1 commit/);
+  }, 30_000);
+
+  it("survives a SIGKILL of its runner mid-iteration: resume marks the iteration interrupted, keeps its work and goes on", async () => {
+    const { repo, script, pulse } = setup([
+      { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
+      { match: { iteration: 2 }, outcome: "hang" },
+      { match: { iteration: 3 }, files: { "b.js": "2\n" }, commit: "b", text: "<signal>COMPLETE</signal>" },
+    ]);
+    const started = pulse("start", "--goal", "crash me", "--driver", "scripted", "--script", script, "--detach");
+    const id = /session ([0-9a-f-]{36}) started/.exec(started.stdout)![1]!;
+    const running = await until(() => {
+      const d = json(pulse("status", id, "--json"));
+      return d.iterations[1]?.status === "running" ? d : undefined;
+    });
+    writeFileSync(join(repo, "wip.js"), "// work in progress\n");
+    process.kill(running.session.runner_pid, "SIGKILL");
+    await until(() => (json(pulse("status", id, "--json")).live === false ? true : undefined));
+    const resumed = pulse("resume", id);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/iteration 2 was interrupted when its runner stopped; what it left is in recovery commit [0-9a-f]{8}/);
+    const d = json(pulse("status", id, "--json"));
+    expect(d.session).toMatchObject({ status: "complete", current_iteration: 3 });
+    expect(d.iterations.map((i: { status: string }) => i.status)).toEqual(["complete", "failed", "complete"]);
+    expect(d.iterations[1].error).toMatch(/^interrupted: the runner \(process \d+\) stopped during this iteration/);
+    expect(gitLog(repo)).toEqual(["b", `[RECOVERY] session ${id}: work left by iteration 2, interrupted`, "a", "initial"]);
+  }, 60_000);
+});

@@ -1,0 +1,122 @@
+/**
+ * The SessionRecords contract, run against both implementations (memory, and SQLite in a real
+ * file shared with the store): every seed column kept and read back, control requests, id
+ * prefixes, ordering, refusals; and, for SQLite, a reopen and a file from a newer pulse.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
+import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
+import { SqliteStore } from "../../adapters/sqlite/store.js";
+import { openDatabase } from "../../adapters/sqlite/driver.js";
+import type { NewSession, SessionRecords } from "../../src/coding/session/records.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tempDb = () => {
+  const d = mkdtempSync(join(tmpdir(), "pulse-sessions-"));
+  dirs.push(d);
+  return join(d, ".pulse", "pulse.db");
+};
+
+let clock = 0;
+const now = () => new Date(Date.UTC(2026, 10, 24, 12, 0, clock++)).toISOString();
+
+const fixtures: [string, () => SessionRecords][] = [
+  ["memory", () => new MemorySessionRecords(now)],
+  ["sqlite", () => SqliteSessionRecords.open(tempDb(), { now })],
+];
+
+const session = (id: string, extra: Partial<NewSession> = {}): NewSession => ({
+  id,
+  project_name: "my-app",
+  goal: "Implement user auth",
+  max_iterations: 10,
+  repo_path: "/tmp/my-app",
+  driver: { name: "scripted", script: "/tmp/s.json" },
+  context_strategy: "prefetch",
+  created_by: "cli",
+  ...extra,
+});
+
+describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
+  it("keeps every column of the seed's pulse_sessions and pulse_iterations", async () => {
+    const r = open();
+    const created = await r.create(session("0f8e2a4c-1111-4c1d-9b1e-000000000001", { anchor_turn_id: "turn-7", branch_name: "pulse/auth" }));
+    expect(created).toMatchObject({ status: "pending", current_iteration: 0, last_signal: null, progress_log: [], total_commits: 0, total_tokens_used: 0, anchor_turn_id: "turn-7", branch_name: "pulse/auth", created_by: "cli" });
+    const it1 = await r.addIteration({ id: "it-1", session_id: created.id, iteration_number: 1, task_content: "do it", status: "dispatched", anchor_strategy: "explicit", anchor_turn_id: "turn-7", anchor_resolution_ms: 0.5, anchor_salience: 1, anchor_depth: 0, context_tokens: 12, slice_id: "slice-1", inbox_task_id: "task-1" });
+    expect(it1).toMatchObject({ status: "dispatched", files_changed: [], signal: null, slice_id: "slice-1" });
+    const done = await r.updateIteration("it-1", { status: "complete", signal: "CONTINUE", signal_source: "tag", output_summary: "Built login", output_full: "Built login <signal>CONTINUE</signal>", commit_hash: "abc123", files_changed: ["a.ts", "b.ts"], anchor_hint_next: "turn-9", tokens_used: 300, cost_usd: 0.01, finished_at: now() });
+    expect(done).toMatchObject({ status: "complete", files_changed: ["a.ts", "b.ts"], anchor_hint_next: "turn-9", cost_usd: 0.01 });
+    await r.update(created.id, { status: "running", current_iteration: 1, last_signal: "CONTINUE", progress_log: [{ iteration: 1, signal: "CONTINUE", summary: "Built login", commit: "abc123" }], total_commits: 1, total_tokens_used: 300, total_cost_usd: 0.01, runner_pid: 42 });
+    const back = await r.get(created.id);
+    expect(back).toMatchObject({ status: "running", current_iteration: 1, last_signal: "CONTINUE", total_commits: 1, total_tokens_used: 300, runner_pid: 42, driver: { name: "scripted", script: "/tmp/s.json" } });
+    expect(back!.progress_log).toEqual([{ iteration: 1, signal: "CONTINUE", summary: "Built login", commit: "abc123" }]);
+    expect((await r.iterations(created.id)).map((i) => i.iteration_number)).toEqual([1]);
+    await r.close();
+  });
+
+  it("lists newest first, filters by status, finds a unique id prefix", async () => {
+    const r = open();
+    await r.create(session("aaaa1111-0000-4000-8000-000000000001"));
+    await r.create(session("aaaa2222-0000-4000-8000-000000000002"));
+    await r.update("aaaa2222-0000-4000-8000-000000000002", { status: "running" });
+    expect((await r.list()).map((s) => s.id)).toEqual(["aaaa2222-0000-4000-8000-000000000002", "aaaa1111-0000-4000-8000-000000000001"]);
+    expect((await r.list({ status: "running" })).map((s) => s.id)).toEqual(["aaaa2222-0000-4000-8000-000000000002"]);
+    expect(await r.list({ status: "blocked" })).toEqual([]);
+    expect((await r.get("aaaa1111"))?.id).toBe("aaaa1111-0000-4000-8000-000000000001");
+    // Ambiguous or too short a prefix finds nothing rather than a guess.
+    expect(await r.get("aaaa")).toBeUndefined();
+    expect(await r.get("aaa")).toBeUndefined();
+    expect(await r.get("nope-nope")).toBeUndefined();
+    await r.close();
+  });
+
+  it("carries control requests, and refuses unknown ids and duplicates", async () => {
+    const r = open();
+    const s = await r.create(session("bbbb1111-0000-4000-8000-000000000001"));
+    expect((await r.requestControl(s.id, "pause")).control).toBe("pause");
+    expect((await r.get(s.id))!.control).toBe("pause");
+    expect((await r.requestControl(s.id, null)).control).toBeNull();
+    await expect(r.requestControl("missing", "abort")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(r.create(session(s.id))).rejects.toMatchObject({ code: "EXISTS" });
+    await r.addIteration({ id: "i1", session_id: s.id, iteration_number: 1, task_content: "x" });
+    await expect(r.addIteration({ id: "i2", session_id: s.id, iteration_number: 1, task_content: "x" })).rejects.toMatchObject({ code: "EXISTS" });
+    await expect(r.addIteration({ id: "i3", session_id: "missing", iteration_number: 1, task_content: "x" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(r.updateIteration("missing", { status: "failed" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await r.close();
+  });
+});
+
+describe("SqliteSessionRecords in the shared file", () => {
+  it("survives a reopen and shares .pulse/pulse.db with the store (its own schema version)", async () => {
+    const path = tempDb();
+    const store = new SqliteStore(path);
+    const a = SqliteSessionRecords.open(path);
+    await a.create(session("cccc1111-0000-4000-8000-000000000001"));
+    await a.close();
+    const b = SqliteSessionRecords.open(path);
+    expect((await b.get("cccc1111-0000-4000-8000-000000000001"))?.goal).toBe("Implement user auth");
+    await b.close();
+    await store.close();
+    const db = openDatabase(path);
+    const versions = db.prepare("SELECT component, version FROM pulse_schema_versions ORDER BY component").all() as { component: string; version: number }[];
+    expect(versions.map((v) => v.component)).toEqual(["sessions", "store"]);
+    db.prepare("UPDATE pulse_schema_versions SET version = 99 WHERE component = 'sessions'").run();
+    db.close();
+    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 1/);
+  });
+
+  it("refuses a file that is not a database, in one line", () => {
+    const path = tempDb();
+    const d = join(path, "..");
+    rmSync(d, { recursive: true, force: true });
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path, "not a database at all, just text ".repeat(100));
+    expect(() => SqliteSessionRecords.open(path)).toThrow(/not a pulse store/);
+  });
+});

@@ -1,0 +1,183 @@
+/**
+ * `pulse serve` and `pulse session mcp` as clients use them: the seed's REST endpoints with
+ * JSON validation (400s that name the field, and the near miss accepted), 404/409 for unknown
+ * or finished sessions, loopback by default and a bearer token off it; the MCP tools through the
+ * SDK's own client over Streamable HTTP (/mcp) and over stdio.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, runBin } from "../cli/run-bin.js";
+import { gitLog, gitRepo, removeDir } from "./helpers.js";
+
+const BIN = join(ROOT, "dist/bin/pulse.mjs");
+const STEPS = [
+  { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "feat: a", text: "Wrote a.js. <signal>CONTINUE</signal>" },
+  { match: { iteration: 2 }, text: "<signal>COMPLETE</signal>" },
+];
+
+let repo: string;
+let script: string;
+let store: string;
+let server: ChildProcess;
+let url: string;
+
+function serve(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [BIN, "serve", ...args], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = /serving sessions at (http:\/\/\S+)\/api\/pulse/.exec(out);
+      if (m) resolve({ child, url: m[1]! });
+    });
+    child.on("exit", (code) => reject(new Error(`pulse serve exited ${code}: ${out}`)));
+  });
+}
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${url}${path}`, { method, headers: { "content-type": "application/json", ...headers }, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function until<T>(check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  repo = gitRepo();
+  script = join(repo, ".git", "steps.json");
+  writeFileSync(script, JSON.stringify({ steps: STEPS }));
+  store = join(repo, ".pulse", "pulse.db");
+  ({ child: server, url } = await serve(["--listen", "0", "--store", store]));
+});
+
+afterAll(async () => {
+  server?.kill("SIGTERM");
+  await new Promise((r) => server?.once("exit", r));
+  removeDir(repo);
+});
+
+describe("pulse serve: REST", () => {
+  it("starts a session, reports it until complete, and lists it by status", async () => {
+    const started = await call("POST", "/api/pulse/start", { projectName: "my-app", projectPath: repo, goal: "Write a.js", maxIterations: 5, driver: "scripted", script });
+    expect(started.status).toBe(201);
+    expect(started.body.session).toMatchObject({ project_name: "my-app", goal: "Write a.js", max_iterations: 5, created_by: "api", status: "running" });
+    const id = started.body.session.id;
+    const done = await until(async () => {
+      const r = await call("GET", `/api/pulse/${id}`);
+      return r.body.session.status === "complete" ? r.body : undefined;
+    });
+    expect(done.session).toMatchObject({ current_iteration: 2, total_commits: 1, last_signal: "COMPLETE" });
+    expect(done.iterations.map((i: { signal: string }) => i.signal)).toEqual(["CONTINUE", "COMPLETE"]);
+    expect(gitLog(repo)[0]).toBe("feat: a");
+    const complete = await call("GET", "/api/pulse?status=complete");
+    expect(complete.body.sessions.map((s: { id: string }) => s.id)).toContain(id);
+    expect((await call("GET", "/api/pulse?status=running")).body.sessions).toEqual([]);
+    // A finished session cannot be paused, resumed or aborted: 409 saying so.
+    for (const action of ["pause", "resume", "abort"]) {
+      const r = await call("POST", `/api/pulse/${id}/${action}`);
+      expect(r.status).toBe(409);
+      expect(r.body.error.message).toMatch(/complete/);
+    }
+  }, 30_000);
+
+  it("refuses bad requests with a 400 that says what is wrong, and takes the near miss", async () => {
+    const bad: [unknown, RegExp][] = [
+      [{}, /^goal: is required$/],
+      [{ goal: 5 }, /^goal: must be a non-empty string, got 5$/],
+      [{ goal: "x", maxIterations: "ten" }, /^maxIterations: must be a whole number from 1 to 1000/],
+      [{ goal: "x", repo: join(repo, "missing") }, /^repo: .*missing: no such directory/],
+      [{ goal: "x", colour: "red" }, /^colour: is not a field of a start request/],
+      [[1, 2], /^body: must be a JSON object/],
+      ["{not json", /^the body is not JSON/],
+      [{ goal: "x", driver: "scripted" }, /^script: the scripted driver needs a script/],
+    ];
+    for (const [body, message] of bad) {
+      const r = await call("POST", "/api/pulse/start", body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.message).toMatch(message);
+    }
+    expect((await call("GET", "/api/pulse?status=finished")).status).toBe(400);
+    expect((await call("GET", "/api/pulse/00000000-0000-4000-8000-000000000000")).status).toBe(404);
+    expect((await call("POST", "/api/pulse/00000000/abort")).status).toBe(404);
+    expect((await call("GET", "/api/pulse/start")).status).toBe(405);
+    expect((await call("GET", "/api/pulse/a/b/c")).status).toBe(404);
+    expect((await call("DELETE", "/api/pulse")).status).toBe(405);
+    const near = await call("POST", "/api/pulse/start", { goal: "x", repo, maxIterations: 1000, driver: "scripted", script });
+    expect(near.status).toBe(201);
+  }, 30_000);
+
+  it("binds loopback by default, and requires a token on any other address", async () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const refused = runBin("pulse", ["serve", "--listen", "0.0.0.0:0", "--store", store], { cwd: repo });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/serves sessions to other machines: give it a --token/);
+    const token = "0123456789abcdef0123";
+    const open = await serve(["--listen", "0.0.0.0:0", "--token", token, "--store", store]);
+    try {
+      const port = new URL(open.url).port;
+      const anon = await fetch(`http://127.0.0.1:${port}/api/pulse`);
+      expect(anon.status).toBe(401);
+      const wrong = await fetch(`http://127.0.0.1:${port}/api/pulse`, { headers: { authorization: "Bearer 0123456789abcdef0124" } });
+      expect(wrong.status).toBe(401);
+      const ok = await fetch(`http://127.0.0.1:${port}/api/pulse`, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).toBe(200);
+    } finally {
+      open.child.kill("SIGTERM");
+    }
+  }, 30_000);
+});
+
+describe("the MCP tools", () => {
+  const TOOLS = ["pulse_abort", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status"];
+
+  it("over Streamable HTTP at /mcp: lists the tools, starts a session and watches it", async () => {
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOLS);
+      const started = await client.callTool({ name: "pulse_start", arguments: { goal: "via mcp", projectPath: repo, driver: "scripted", script, maxIterations: 3 } });
+      expect(started.isError).toBeFalsy();
+      const id = JSON.parse((started.content as { text: string }[])[0]!.text).id as string;
+      const status = await until(async () => {
+        const r = await client.callTool({ name: "pulse_status", arguments: { sessionId: id } });
+        const d = JSON.parse((r.content as { text: string }[])[0]!.text);
+        return d.session.status === "running" ? undefined : d;
+      });
+      expect(status.session).toMatchObject({ status: "complete", created_by: "mcp" });
+      const bad = await client.callTool({ name: "pulse_abort", arguments: { sessionId: id } });
+      expect(bad.isError).toBe(true);
+      expect((bad.content as { text: string }[])[0]!.text).toMatch(/already complete/);
+      const list = await client.callTool({ name: "pulse_list", arguments: { status: "complete" } });
+      expect(JSON.parse((list.content as { text: string }[])[0]!.text).map((s: { id: string }) => s.id)).toContain(id);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it("over stdio (pulse session mcp)", async () => {
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", store], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo }, stderr: "pipe" }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOLS);
+      const list = await client.callTool({ name: "pulse_list", arguments: {} });
+      expect(JSON.parse((list.content as { text: string }[])[0]!.text).length).toBeGreaterThanOrEqual(1);
+      const missing = await client.callTool({ name: "pulse_status", arguments: { sessionId: "ffffffff" } });
+      expect(missing.isError).toBe(true);
+      expect((missing.content as { text: string }[])[0]!.text).toMatch(/no session ffffffff/);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+});
