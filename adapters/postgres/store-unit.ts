@@ -75,7 +75,7 @@ export function unitSql(unit: UnitOfWork, o: UnitSqlOptions): string {
   }
   if (unit.phase) {
     const p = unit.phase;
-    s.push(`INSERT INTO ${t("phases")} (iteration_id, workspace_id, phase_id, signature, status, output, next, committed_at) SELECT id, workspace_id, ${lit(p.phase_id)}, ${lit(p.signature)}, ${lit(p.status)}, ${json(p.output)}, ${lit(p.next)}, ${now} FROM ${t("iterations")} WHERE ${iteration}`);
+    s.push(`INSERT INTO ${t("phases")} (iteration_id, workspace_id, phase_id, signature, status, output, next, committed_at) SELECT id, workspace_id, ${lit(p.phase_id)}, ${lit(p.signature)}, ${lit(p.status)}, ${p.canonical !== undefined ? lit(p.canonical) : json(p.output)}, ${lit(p.next)}, ${now} FROM ${t("iterations")} WHERE ${iteration}`);
   }
   if (unit.idempotency) {
     const i = unit.idempotency;

@@ -68,6 +68,13 @@ export class SqliteStore implements Store {
   /** Rows of committed memory transactions awaiting their unit, by graph, workspace and tx id. */
   private readonly staged = new Map<string, MemoryChange[]>();
   private readonly writeUnit: (unit: UnitOfWork) => void;
+  /**
+   * Each workspace's chain head as this connection last wrote it, valid while SQLite's
+   * data_version is `headsAt`: it moves only when another connection commits to the file, which
+   * then sends the next unit back to the heads in the file.
+   */
+  private readonly heads = new Map<string, { next_seq: number; head: string }>();
+  private headsAt = -1;
   /** Journal row ids of iterations this store saw start and not yet finish. */
   private readonly running = new Map<string, number>();
 
@@ -114,6 +121,7 @@ export class SqliteStore implements Store {
       received: p("SELECT 1 FROM inbox WHERE loop_id = ? AND workspace_id = ? AND event_id = ?"),
       pending: p("SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?"),
       settle: p("UPDATE outbox SET status = ?, detail = ?, settled_at = ? WHERE connection_id = ? AND event_id = ? AND status = 'pending'"),
+      dataVersion: p("PRAGMA data_version"),
       chains: p("SELECT workspace_id, next_seq, head FROM audit_chains ORDER BY workspace_id"),
       chainRows: p("SELECT * FROM audit_events WHERE workspace_id = ? ORDER BY chain_seq"),
     };
@@ -139,8 +147,9 @@ export class SqliteStore implements Store {
     try {
       this.writeUnit(unit);
     } catch (error) {
-      // A rolled-back unit may have cached the id of a row that is not there.
+      // A rolled-back unit may have cached the id of a row, or a chain head, that is not there.
       this.running.delete(`${unit.loop_id}\u0000${unit.workspace_id}\u0000${unit.trace_id}`);
+      this.heads.clear();
       throw storeError(this.path, error);
     }
   }
@@ -162,7 +171,7 @@ export class SqliteStore implements Store {
     };
     if (unit.phase) {
       const id = iteration();
-      if (id !== undefined) s.phase!.run(id, unit.phase.phase_id, unit.phase.signature, unit.phase.status, json(unit.phase.output), unit.phase.next, now);
+      if (id !== undefined) s.phase!.run(id, unit.phase.phase_id, unit.phase.signature, unit.phase.status, unit.phase.canonical ?? json(unit.phase.output), unit.phase.next, now);
     }
     if (unit.idempotency) s.idempotency!.run(unit.idempotency.workspace_id, unit.idempotency.signature, loop_id, unit.idempotency.canonical, trace_id, now);
     if (unit.audit.length > 0) this.appendAudit(workspace_id, unit.audit);
@@ -191,9 +200,16 @@ export class SqliteStore implements Store {
 
   private appendAudit(workspaceId: string, events: readonly AuditEvent[]): void {
     const s = this.s;
-    const head = s.head!.get(workspaceId) as { next_seq: number; head: string } | undefined;
-    let seq = head?.next_seq ?? 0;
-    let prev = head?.head ?? GENESIS;
+    // Read inside the write transaction: no other connection can commit until it ends.
+    const version = (s.dataVersion!.get() as { data_version: number }).data_version;
+    if (version !== this.headsAt) {
+      this.heads.clear();
+      this.headsAt = version;
+    }
+    let head = this.heads.get(workspaceId);
+    head ??= (s.head!.get(workspaceId) as { next_seq: number; head: string } | undefined) ?? { next_seq: 0, head: GENESIS };
+    let seq = head.next_seq;
+    let prev = head.head;
     for (const e of events) {
       const hash = chainHash(prev, e);
       s.auditEvent!.run(workspaceId, seq, e.event_id, e.event_type, e.trace_id, e.loop_id, e.phase_id, e.seq, e.timestamp, e.signature, e.data === undefined ? null : canonicalJson(e.data), prev, hash);
@@ -201,6 +217,7 @@ export class SqliteStore implements Store {
       seq++;
     }
     s.setHead!.run(workspaceId, seq, prev);
+    this.heads.set(workspaceId, { next_seq: seq, head: prev });
   }
 
   private read<T>(fn: () => T): Promise<T> {

@@ -252,7 +252,7 @@ export class IterationExecutor {
     const step = {
       workspace_id: it.workspaceId,
       trace_id: it.traceId,
-      phase: { phase_id: phase.id, signature: outcome.signature, status, output, next: next ?? null },
+      phase: { phase_id: phase.id, signature: outcome.signature, status, output, next: next ?? null, ...(done?.canonical !== undefined ? { canonical: done.canonical } : {}) },
       ...(done?.durable ? { idempotency: { workspace_id: it.workspaceId, signature: done.durable.key, canonical: done.durable.canonical } } : {}),
       ...(done?.memoryTx !== undefined ? { memory: { substrate: this.o.substrates.memory, tx_id: done.memoryTx } } : {}),
     };

@@ -20,7 +20,7 @@ import { endSpan, startPhaseSpan } from "./tracing.js";
 import type { MutantName } from "./mutants.js";
 
 export type PhaseOutcome =
-  | { kind: "completed"; output: unknown; signature: string; replayed: boolean; attempts?: number; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number; memoryTx?: string; durable?: { key: string; canonical: string } }
+  | { kind: "completed"; output: unknown; signature: string; replayed: boolean; attempts?: number; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number; memoryTx?: string; durable?: { key: string; canonical: string }; canonical?: string }
   | { kind: "failed"; error: PulseError; signature: string; directive: FailureDirective | "fail" };
 
 export interface RunnerOptions {
@@ -105,7 +105,7 @@ export class PhaseRunner {
       if (phase.kind === "act") await this.authorize(phase, it);
       const output = JSON.parse(entry.canonical) as unknown;
       it.tokens.observe(output, `phase ${phase.id} output`);
-      const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: true, mutations: [], heldAudit: [] };
+      const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: true, mutations: [], heldAudit: [], canonical: entry.canonical };
       if (phase.kind === "route") {
         Object.assign(outcome, this.route(phase, output));
         checkKappaRouting(loop, phase, outcome.decision, it, this.o.mutant === "kappa-threshold-half" ? 0.5 : 0);
@@ -197,6 +197,8 @@ export class PhaseRunner {
       if (act) it.acts.push(act);
       endSpan(span);
       const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: false, mutations: scope.mutations, heldAudit: scope.pendingAudit, ...routing };
+      // Already written once: the journal stores this text rather than serialising the output again.
+      if (canonical !== "") outcome.canonical = canonical;
       const tx = scope.transactionId;
       if (tx !== undefined) outcome.memoryTx = tx;
       if (phase.idempotent && !stale) outcome.durable = { key: cacheKey, canonical };

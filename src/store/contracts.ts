@@ -28,6 +28,8 @@ export interface PhaseCommit {
   status: "completed" | "replayed" | "skipped";
   /** The phase's output: the next phase's input when the iteration resumes after it. */
   output: unknown;
+  /** The output's RFC 8785 canonical JSON when the runtime already wrote it (stores keep it instead of writing it again). */
+  canonical?: string;
   /** The phase the iteration goes to next; null when the iteration ends after this one. */
   next: string | null;
 }

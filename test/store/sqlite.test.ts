@@ -150,6 +150,28 @@ describe("SQLite store file", () => {
     await reopened.close();
   });
 
+  it("extends one chain from two stores on one file, and after a rolled-back unit, without a gap or a fork", async () => {
+    dir = tempDir();
+    const path = join(dir, "pulse.db");
+    const a = new SqliteStore(path);
+    const b = new SqliteStore(path);
+    // Each store keeps the head it wrote; a commit by the other must send it back to the file.
+    await a.commit({ ...base, audit: [event(0), event(1)] });
+    await b.commit({ ...base, audit: [event(2)] });
+    await a.commit({ ...base, audit: [event(3)] });
+    await a.commit({ ...base, audit: [event(4)] });
+    // The audit rows are written, then the outbox row refuses its envelope: the unit rolls back.
+    const bad = a.commit({ ...base, audit: [event(5)], outbox: [{ event_id: "e1", connection_id: "c1", to_loop: "examples.other", envelope: { n: 1n } }] });
+    await expect(bad).rejects.toBeInstanceOf(StoreError);
+    await a.commit({ ...base, audit: [event(5)] });
+    await b.commit({ ...base, audit: [event(6)] });
+    for (const store of [a, b]) expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: true, events: 7 }]);
+    const page = await b.queryAudit({ limit: 10 });
+    expect(page.events.map((e) => [e.chain_seq, e.event.seq])).toEqual([0, 1, 2, 3, 4, 5, 6].map((n) => [n, n]));
+    await a.close();
+    await b.close();
+  });
+
   it("says what a bad --store spec looks like", async () => {
     const e = await refusal(() => openStore("postgres:x"));
     expect(e.message).toContain("sqlite:PATH or memory:");
