@@ -59,9 +59,10 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
     if (!options.readonly) {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
-      // Checkpoints (which fsync) every ~16 MB of WAL rather than every 4 MB: a quarter fewer
-      // stalls per phase committed, for a WAL file that stays bounded.
-      db.pragma("wal_autocheckpoint = 4000");
+      // Checkpoints (which fsync) every ~64 MB of WAL rather than SQLite's 4 MB: a phase writes
+      // ~10 pages (one per table and index it touches), so the default would checkpoint every
+      // ~100 phases; the WAL file stays bounded, and a commit's durability is unchanged.
+      db.pragma("wal_autocheckpoint = 16000");
     }
     db.pragma("foreign_keys = ON");
     // Reading the schema makes a file that is not a database say so now, not at the first write.
