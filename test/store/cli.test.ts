@@ -3,7 +3,7 @@
  * `pulse run` wrote; a tampered file, a missing one, a read-only directory: one line, exit 1.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../adapters/sqlite/driver.js";
@@ -95,9 +95,15 @@ describe("pulse audit and pulse store", () => {
     mkdirSync(locked);
     chmodSync(locked, 0o555);
     chmodSync(dir, 0o755);
-    // As another user than root, whom permissions do not stop.
+    // As another user than root, whom permissions do not stop. That user may not reach this
+    // checkout (a clone inside a 0700 directory), so it runs a copy of the bin and of the SQLite
+    // driver it loads, in the test's own world-readable directory.
     const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const r = spawnSync(process.execPath, [join(ROOT, "dist/bin/pulse.mjs"), "run", join(ROOT, "manifests/examples/hello.loop.yaml"), "--once", "--store", `sqlite:${join(locked, "pulse.db")}`], { cwd: dir, encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, ...asUser });
+    const copy = join(dir, "pulse");
+    cpSync(join(ROOT, "dist/bin"), join(copy, "dist/bin"), { recursive: true });
+    for (const part of ["better-sqlite3/package.json", "better-sqlite3/lib", "better-sqlite3/build/Release/better_sqlite3.node", "bindings", "file-uri-to-path"]) cpSync(join(ROOT, "node_modules", part), join(copy, "node_modules", part), { recursive: true });
+    cpSync(join(ROOT, "manifests/examples/hello.loop.yaml"), join(copy, "hello.loop.yaml"));
+    const r = spawnSync(process.execPath, [join(copy, "dist/bin/pulse.mjs"), "run", join(copy, "hello.loop.yaml"), "--once", "--store", `sqlite:${join(locked, "pulse.db")}`], { cwd: dir, encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, ...asUser });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^pulse run: .*locked\/pulse\.db: (cannot write the store|cannot open the store)/);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
