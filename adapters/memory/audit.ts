@@ -26,20 +26,10 @@ export class InMemoryAudit implements AuditSubstrate {
    * for a different event. Appending an identical event again is an idempotent replay.
    */
   async append_event(args: { event: AuditEvent }, ctx: CallContext): Promise<{ event_id: string }> {
-    checkContext(SLOT, ctx);
-    const event = validEvent(requireArgs(SLOT, "append_event", args).event);
-    if (event.trace_id !== ctx.trace_id) {
-      throw new SubstrateRequestError(SLOT, "TRACE_MISMATCH", `append_event: event.trace_id ${describe(event.trace_id)} is not the call's trace_id "${ctx.trace_id}"`);
-    }
-    if (event.workspace_id !== ctx.workspace_id) {
-      throw new SubstrateRequestError(SLOT, "WORKSPACE_MISMATCH", `append_event: event.workspace_id ${describe(event.workspace_id)} is not the call's workspace_id "${ctx.workspace_id}"`);
-    }
+    const event = appendedEvent(args, ctx);
     const log = this.log(ctx.workspace_id);
     const existing = log.byId.get(event.event_id);
-    if (existing) {
-      if (jsonEqual(existing, event)) return { event_id: existing.event_id };
-      throw new SubstrateRequestError(SLOT, "DUPLICATE_EVENT_ID", `append_event: event_id "${event.event_id}" was already appended with different content; audit events are never rewritten`);
-    }
+    if (existing) return replayed(existing, event);
     log.byId.set(event.event_id, event);
     const trace = log.byTrace.get(event.trace_id);
     if (trace) trace.push(event);
@@ -49,16 +39,9 @@ export class InMemoryAudit implements AuditSubstrate {
 
   /** Events of the trace in this workspace, by seq then append order; since ≤ timestamp ≤ until. */
   async query_by_trace(args: { trace_id: string; since?: string; until?: string }, ctx: CallContext): Promise<AuditEvent[]> {
-    checkContext(SLOT, ctx);
-    const a = requireArgs(SLOT, "query_by_trace", args);
-    const traceId = requireString(SLOT, "query_by_trace", a, "trace_id");
-    const since = instant(optionalString(SLOT, "query_by_trace", a, "since"), "since");
-    const until = instant(optionalString(SLOT, "query_by_trace", a, "until"), "until");
+    const { traceId, within } = traceQuery(args, ctx);
     const events = this.workspaces.get(ctx.workspace_id)?.byTrace.get(traceId) ?? [];
-    const selected = events.filter((event) => {
-      const at = parseRfc3339(event.timestamp);
-      return (since === undefined || at >= since) && (until === undefined || at <= until);
-    });
+    const selected = events.filter(within);
     // Array.prototype.sort is stable, so equal seqs keep their append order.
     return cloneJson(selected.sort((x, y) => x.seq - y.seq));
   }
@@ -170,6 +153,38 @@ export function validEvent(value: unknown): AuditEvent {
 }
 
 /** `since`/`until` of query_by_trace as epoch ms, or a BAD_REQUEST. */
+/**
+ * An append_event request as every audit adapter checks it: a well-formed event of the call's
+ * own trace and workspace (the substrate echoes the caller's trace, §7.7).
+ */
+export function appendedEvent(args: { event: AuditEvent }, ctx: CallContext): AuditEvent {
+  checkContext(SLOT, ctx);
+  const event = validEvent(requireArgs(SLOT, "append_event", args).event);
+  if (event.trace_id !== ctx.trace_id) throw new SubstrateRequestError(SLOT, "TRACE_MISMATCH", `append_event: event.trace_id ${describe(event.trace_id)} is not the call's trace_id "${ctx.trace_id}"`);
+  if (event.workspace_id !== ctx.workspace_id) throw new SubstrateRequestError(SLOT, "WORKSPACE_MISMATCH", `append_event: event.workspace_id ${describe(event.workspace_id)} is not the call's workspace_id "${ctx.workspace_id}"`);
+  return event;
+}
+
+/** An event_id appended before: an identical event is an idempotent replay, a different one is refused. */
+export function replayed(existing: AuditEvent, event: AuditEvent): { event_id: string } {
+  if (jsonEqual(existing, event)) return { event_id: event.event_id };
+  throw new SubstrateRequestError(SLOT, "DUPLICATE_EVENT_ID", `append_event: event_id "${event.event_id}" was already appended with different content; audit events are never rewritten`);
+}
+
+/** A query_by_trace request: the trace, and whether an event falls in since ≤ timestamp ≤ until. */
+export function traceQuery(args: { trace_id: string; since?: string; until?: string }, ctx: CallContext): { traceId: string; within: (event: AuditEvent) => boolean } {
+  checkContext(SLOT, ctx);
+  const a = requireArgs(SLOT, "query_by_trace", args);
+  const traceId = requireString(SLOT, "query_by_trace", a, "trace_id");
+  const since = instant(optionalString(SLOT, "query_by_trace", a, "since"), "since");
+  const until = instant(optionalString(SLOT, "query_by_trace", a, "until"), "until");
+  const within = (event: AuditEvent) => {
+    const at = parseRfc3339(event.timestamp);
+    return (since === undefined || at >= since) && (until === undefined || at <= until);
+  };
+  return { traceId, within };
+}
+
 export function instant(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const at = parseRfc3339(value);

@@ -12,14 +12,11 @@
  */
 import { canonicalJson } from "../../src/json/canonical-json.js";
 import { chainHash, GENESIS, verifyChain, type ChainCheck as ChainReport } from "../../src/store/audit-chain.js";
-import { SubstrateRequestError, type AuditEvent, type AuditSubstrate, type CallContext } from "../../src/substrates/contracts.js";
-import { jsonEqual } from "../shared/json.js";
-import { checkContext, describe, optionalString, requireArgs, requireString } from "../shared/validate.js";
-import { instant, parseRfc3339, validEvent } from "../memory/audit.js";
+import type { AuditEvent, AuditSubstrate, CallContext } from "../../src/substrates/contracts.js";
+import { appendedEvent, replayed, traceQuery } from "../memory/audit.js";
 import type pg from "pg";
 import type { PostgresDatabase } from "./database.js";
 
-const SLOT = "audit";
 export { GENESIS, chainHash };
 
 export interface AuditRow {
@@ -53,10 +50,7 @@ export class PostgresAudit implements AuditSubstrate {
   constructor(private readonly db: () => Promise<PostgresDatabase>) {}
 
   async append_event(args: { event: AuditEvent }, ctx: CallContext): Promise<{ event_id: string }> {
-    checkContext(SLOT, ctx);
-    const event = validEvent(requireArgs(SLOT, "append_event", args).event);
-    if (event.trace_id !== ctx.trace_id) throw new SubstrateRequestError(SLOT, "TRACE_MISMATCH", `append_event: event.trace_id ${describe(event.trace_id)} is not the call's trace_id "${ctx.trace_id}"`);
-    if (event.workspace_id !== ctx.workspace_id) throw new SubstrateRequestError(SLOT, "WORKSPACE_MISMATCH", `append_event: event.workspace_id ${describe(event.workspace_id)} is not the call's workspace_id "${ctx.workspace_id}"`);
+    const event = appendedEvent(args, ctx);
     const db = await this.db();
     return db.inWorkspace(ctx.workspace_id, async (c) => {
       // The directory of workspaces (schema.ts, version 2) lets host-wide reads find this one.
@@ -64,10 +58,7 @@ export class PostgresAudit implements AuditSubstrate {
       await c.query(`INSERT INTO ${db.table("audit_chains")} (workspace_id, next_seq, head) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING`, [ctx.workspace_id, GENESIS]);
       const head = (await c.query<{ next_seq: string; head: string }>(`SELECT next_seq, head FROM ${db.table("audit_chains")} WHERE workspace_id = $1 FOR UPDATE`, [ctx.workspace_id])).rows[0] as { next_seq: string; head: string };
       const existing = (await c.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM ${db.table("audit_events")} WHERE event_id = $1`, [event.event_id])).rows[0];
-      if (existing) {
-        if (jsonEqual(eventOf(existing), event)) return { event_id: event.event_id };
-        throw new SubstrateRequestError(SLOT, "DUPLICATE_EVENT_ID", `append_event: event_id "${event.event_id}" was already appended with different content; audit events are never rewritten`);
-      }
+      if (existing) return replayed(eventOf(existing), event);
       const hash = chainHash(head.head, event);
       await c.query(
         `INSERT INTO ${db.table("audit_events")} (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
@@ -80,17 +71,10 @@ export class PostgresAudit implements AuditSubstrate {
 
   /** The trace's events in this workspace, by seq then append order; since ≤ timestamp ≤ until. */
   async query_by_trace(args: { trace_id: string; since?: string; until?: string }, ctx: CallContext): Promise<AuditEvent[]> {
-    checkContext(SLOT, ctx);
-    const a = requireArgs(SLOT, "query_by_trace", args);
-    const traceId = requireString(SLOT, "query_by_trace", a, "trace_id");
-    const since = instant(optionalString(SLOT, "query_by_trace", a, "since"), "since");
-    const until = instant(optionalString(SLOT, "query_by_trace", a, "until"), "until");
+    const { traceId, within } = traceQuery(args, ctx);
     const db = await this.db();
     const rows = await db.inWorkspace(ctx.workspace_id, (c) => c.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM ${db.table("audit_events")} WHERE trace_id = $1 ORDER BY seq, position`, [traceId]));
-    return rows.rows.map(eventOf).filter((e) => {
-      const at = parseRfc3339(e.timestamp);
-      return (since === undefined || at >= since) && (until === undefined || at <= until);
-    });
+    return rows.rows.map(eventOf).filter(within);
   }
 
   /** Walks a workspace's chain and reports the first broken link (or where it ends early). */
