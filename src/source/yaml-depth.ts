@@ -34,9 +34,13 @@ export function excessiveYamlNesting(text: string, max = MAX_NESTING): number {
     }
     let depth = 0;
     let nodeStart = true;
+    // Whether the last token was a quoted scalar or a closed collection (a JSON-like key).
+    let jsonNodeEnded = false;
     for (; i < lineEnd; i++) {
       const c = text.charCodeAt(i);
       if (c === 32 || c === 9) continue;
+      const ended = jsonNodeEnded;
+      jsonNodeEnded = false;
       if (c === 35 /* # */ && (i === 0 || isBlank(text.charCodeAt(i - 1)))) {
         i = lineEnd;
         break;
@@ -54,16 +58,21 @@ export function excessiveYamlNesting(text: string, max = MAX_NESTING): number {
       } else if ((c === 93 /* ] */ || c === 125) /* } */ && flow > 0) {
         flow--;
         nodeStart = false;
+        jsonNodeEnded = true;
         continue;
       } else if (c === 44 /* , */ && flow > 0) {
         nodeStart = true;
         continue;
-      } else if (c === 58 /* : */ && (flow > 0 || isBlankOrEnd(text, i + 1))) {
+      } else if (c === 58 /* : */ && (isBlankOrEnd(text, i + 1) || (flow > 0 && (isFlowIndicator(text.charCodeAt(i + 1)) || ended)))) {
+        // In flow context `:` is a value indicator before a blank or a flow indicator, or right
+        // after a quoted or bracketed key ({"a":b}); otherwise it starts or continues a plain
+        // scalar (`{ :': x }` has the key `:'`), whose quotes open nothing.
         nodeStart = true;
         continue;
       } else if ((c === 34 /* " */ || c === 39) /* ' */ && nodeStart) {
         i = endOfQuoted(text, i, c) - 1;
         nodeStart = false;
+        jsonNodeEnded = true;
         continue;
       } else if ((c === 124 /* | */ || c === 62) /* > */ && nodeStart && flow === 0) {
         // A block scalar: the lines indented more than this one are its text.
@@ -106,6 +115,10 @@ function endOfQuoted(text: string, open: number, quote: number): number {
     }
   }
   return text.length;
+}
+
+function isFlowIndicator(c: number): boolean {
+  return c === 44 || c === 91 || c === 93 || c === 123 || c === 125;
 }
 
 function isBlank(c: number): boolean {

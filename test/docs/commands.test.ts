@@ -13,7 +13,8 @@
  * illustration (placeholders such as your own adapter) is fenced as ```text.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -34,10 +35,12 @@ for (const c of commands) byFile.set(c.file, [...(byFile.get(c.file) ?? []), c])
 const missingTools = TOOLS.filter((t) => spawnSync("sh", ["-c", `command -v ${t}`]).status !== 0);
 const background: ChildProcess[] = [];
 const projects: string[] = [];
-afterAll(() => {
+// Each document's copy holds the repository and a built dist/: removing them all can take longer
+// than a hook's default 30 s on a loaded machine, which would fail a suite whose tests passed.
+afterAll(async () => {
   for (const child of background) killGroup(child, "SIGKILL");
-  for (const dir of projects) rmSync(dir, { recursive: true, force: true });
-});
+  await Promise.all(projects.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 3 })));
+}, 180_000);
 
 /** The repository as a fresh clone has it, plus this checkout's installed dependencies and build. */
 function freshCopy(): string {

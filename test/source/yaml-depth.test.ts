@@ -68,8 +68,16 @@ describe("deep YAML", () => {
         // At the real limit, anything the walker accepts passes the pre-scan.
         if (parseYaml(doc).problems.every((p) => p.rule !== "input/too-deep")) expect(excessiveYamlNesting(doc)).toBe(-1);
       }),
-      { numRuns: 1500 },
+      { numRuns: Number(process.env.YAML_RUNS ?? 1500) },
     );
+  });
+
+  it("a colon that starts a plain scalar in flow context opens no quote (found by the property)", () => {
+    // `:'` is a plain key, so the quote after it opens nothing and `'"['` is a quoted key.
+    expect(excessiveYamlNesting(`{ v: { "": { :': "", '"[': null } } }\n`, 3)).toBe(-1);
+    // The near miss: after a quoted key, `:` is a value indicator even without a space.
+    expect(excessiveYamlNesting(`{ "a":'[[[[' }\n`, 3)).toBe(-1);
+    expect(excessiveYamlNesting(`{ "a":[[[[]]]] }\n`, 3)).toBeGreaterThan(0);
   });
 
   it("finds deep nesting hidden after quotes and comments", () => {
