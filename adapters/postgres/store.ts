@@ -26,6 +26,7 @@ import { AUDIT_COLUMNS, checkChain, eventOf, type AuditRow } from "./audit.js";
 import { PostgresDatabase, type OpenOptions } from "./database.js";
 import { describePgError, PostgresStoreError } from "./errors.js";
 import { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
+import { exportRows } from "./store-export.js";
 import { PostgresMemory } from "./store-memory.js";
 import { ChainWriter } from "./store-chain.js";
 
@@ -283,6 +284,15 @@ export class PostgresStore implements Store {
     try {
       const size = await (await this.pool()).query<{ bytes: string | null }>("SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'", [this.address.schema]);
       return { kind: "postgres", location: `${this.display} schema ${this.address.schema}`, version: SCHEMA_VERSION, bytes: Number(size.rows[0]?.bytes ?? 0), counts };
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
+  /** Every row of the store's tables for `pulse store export --jsonl`, streamed (store-export.ts). */
+  async *rows(): AsyncGenerator<{ table: string; row: Record<string, unknown> }> {
+    try {
+      yield* exportRows(await this.pool(), this.t);
     } catch (error) {
       throw storeErrorOf(this.display, error);
     }

@@ -17,6 +17,7 @@ import { StoreError, type UnitOfWork } from "../../../src/store/contracts.js";
 import type { AuditEvent } from "../../../src/substrates/contracts.js";
 import { describeWith, postgresService } from "../../helpers/services.js";
 import { clientAs, pgSchema, type PgSchema } from "./helpers.js";
+import { runBin } from "../../cli/run-bin.js";
 
 beforeAll(() => initSignatures());
 
@@ -211,6 +212,44 @@ describeWith(await postgresService(), "PostgreSQL Store: what the database enfor
     expect((await st.idempotency("examples.hello", 100)).find((r) => r.signature === "blake3:p4")?.canonical).toBe(`{"i":4}`);
   });
 
+  it("pulse store export --jsonl --store postgres://… streams every row of every workspace as {table, row}; a store that keeps nothing is refused", async () => {
+    await fresh();
+    const st = await store(s.appUrl);
+    // 700 audit events in acme: more than one cursor fetch (500 rows).
+    await Promise.all(Array.from({ length: 350 }, (_, i) => st.commit(unit("acme", trace(i), { audit: [event(trace(i), 0, "acme"), event(trace(i), 1, "acme")] }))));
+    await st.commit(unit("globex", TRACE));
+    const info = await st.info();
+    const out = runBin("pulse", ["store", "export", "--jsonl", "--store", s.appUrl], { timeoutMs: 60_000 });
+    expect(out.stderr).toBe("");
+    expect(out.code).toBe(0);
+    const lines = out.stdout.trim().split("\n").map((l) => JSON.parse(l) as { table: string; row: Record<string, unknown> });
+    const count = (table: string) => lines.filter((l) => l.table === table).length;
+    for (const table of ["iterations", "phases", "audit_events", "audit_chains", "loops", "outbox", "inbox"]) expect(count(table), table).toBe(info.counts[table]);
+    expect(count("audit_events")).toBe(701);
+    expect(lines.filter((l) => l.table === "workspaces").map((l) => l.row.workspace_id)).toEqual(["acme", "globex"]);
+    // Row-level security stayed on: each workspace's rows came under its own setting, acme's first, in order.
+    const audit = lines.filter((l) => l.table === "audit_events").map((l) => l.row);
+    expect(audit.map((r) => r.workspace_id)).toEqual([...Array(700).fill("acme"), "globex"]);
+    expect(audit.slice(0, 700).map((r) => r.chain_seq)).toEqual(Array.from({ length: 700 }, (_, i) => i));
+    expect(audit[0]).toMatchObject({ event_type: "phase.completed", position: expect.any(Number) as number, prev_hash: expect.stringMatching(/^blake3:/) as string });
+    // Connected as an owner it works as the runtime's role, says so on stderr, and exports the same rows.
+    const owner = runBin("pulse", ["store", "export", "--jsonl", "--store", s.url], { timeoutMs: 60_000 });
+    expect(owner.code).toBe(0);
+    expect(owner.stderr).toMatch(/working as .*_app \(SET ROLE\)/);
+    expect(owner.stdout).toBe(out.stdout);
+    // Near-misses refused in one line: a store that keeps nothing (usage, 2), a schema never migrated (1).
+    const memory = runBin("pulse", ["store", "export", "--jsonl", "--store", "memory:"]);
+    expect([memory.code, memory.stderr.trim()]).toEqual([2, expect.stringMatching(/works on a SQLite or PostgreSQL store .*memory: keeps nothing to export$/)]);
+    const bare = new URL(s.url);
+    bare.searchParams.set("schema", `${s.schema}_none`);
+    const missing = runBin("pulse", ["store", "export", "--jsonl", "--store", bare.toString()]);
+    expect(missing.code).toBe(1);
+    // The command it suggests names the schema: run as is, it migrates this one, not the default.
+    expect(missing.stderr).toMatch(new RegExp(`^pulse store export: connected to .* as postgres, which cannot work as ${s.schema}_none_app .*: run pulse store migrate --store 'postgres(ql)?://postgres@[^']*[?&]schema=${s.schema}_none' with an owner's credentials first`));
+    expect(missing.stderr.trim()).not.toContain("\n");
+    expect(missing.stdout).toBe("");
+  });
+
   it("a schema at version 1 is brought to the current version by migrate, and the store finds the workspaces it already held", async () => {
     s = pgSchema(url);
     const address = parsePostgresUrl(s.url);
@@ -220,7 +259,7 @@ describeWith(await postgresService(), "PostgreSQL Store: what the database enfor
     await s.admin(`SET ROLE "${s.ownerRole}"; ${migrations(address)[0]}; INSERT INTO "${s.schema}".meta VALUES ('schema_version', '1'); RESET ROLE`);
     // A version-1 trail (the audit substrate wrote it): a chain with one event.
     await s.admin(`INSERT INTO "${s.schema}".audit_chains VALUES ('acme', 0, 'blake3:${"0".repeat(64)}')`);
-    await expect(PostgresStore.open(s.appUrl)).rejects.toThrow(new RegExp(`is at store schema version 1, this pulse needs ${SCHEMA_VERSION}: run pulse store migrate --store postgres`));
+    await expect(PostgresStore.open(s.appUrl)).rejects.toThrow(new RegExp(`is at store schema version 1, this pulse needs ${SCHEMA_VERSION}: run pulse store migrate --store 'postgres(ql)?://${s.appRole}@[^']*[?&]schema=${s.schema}'$`));
     expect(await migrate(s.url)).toMatchObject({ from: 1, to: SCHEMA_VERSION });
     const st = await store(s.appUrl);
     expect(await st.verifyAudit()).toEqual([{ workspace_id: "acme", ok: true, events: 0 }]);
