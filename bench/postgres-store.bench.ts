@@ -6,9 +6,12 @@
  * travelling with its first phase and its end with its last. All loops in one workspace, so all
  * extend one audit chain.
  *
- * Beside it, the floor: a bare `pg` loop writing the same rows in the same transactions (one
- * round trip each, the workspace set; its own workspace), without hashing, the chain check or the
- * claim. Interleaved
+ * Beside it, the floor: a bare `pg` loop writing the same rows, one transaction per phase, as a
+ * competent user of `pg` writes them: its statements in one multi-statement query (one round trip,
+ * the workspace set first; its own workspace), 4 connections at once, without hashing, the chain
+ * check or the claim. The store sends one call of commit_units per workspace at a time carrying
+ * every unit that queued meanwhile (store-chain.ts), so it may beat the floor: one commit (one
+ * WAL flush with synchronous_commit on) and one statement per table for up to 4 phases. Interleaved
  * rounds, medians, in two durability settings: synchronous_commit on (PostgreSQL's default: a
  * commit waits for its WAL flush) and off (`?options=-c synchronous_commit=off`: a server crash
  * may lose the last fraction of a second of commits, never part of one). Then 1, 2 and 3 hosts

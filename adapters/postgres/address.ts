@@ -16,6 +16,8 @@ export interface PostgresAddress {
   appRole: string;
   /** The URL without its password, for messages. */
   display: string;
+  /** The --store argument that names this schema, without the password (for the commands messages suggest). */
+  storeArg: string;
 }
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,50}$/;
@@ -35,7 +37,9 @@ export function parsePostgresUrl(text: string): PostgresAddress {
   const schema = url.searchParams.get("schema") ?? "pulse";
   if (!SCHEMA.test(schema)) throw new PostgresAddressError(`schema=${JSON.stringify(schema)}: a schema name is a lowercase letter or _ then up to 50 of a-z, 0-9 and _`);
   url.searchParams.delete("schema");
-  return { connectionString: url.toString(), schema, ownerRole: `${schema}_owner`, appRole: `${schema}_app`, display: redactPassword(url.toString()) };
+  const display = redactPassword(url.toString());
+  const storeArg = `${display}${display.includes("?") ? "&" : "?"}schema=${schema}`;
+  return { connectionString: url.toString(), schema, ownerRole: `${schema}_owner`, appRole: `${schema}_app`, display, storeArg };
 }
 
 export function redactPassword(text: string): string {

@@ -59,7 +59,7 @@ export class PostgresDatabase {
         try {
           await probe.query(`SET ROLE "${address.appRole}"`);
         } catch (error) {
-          throw new PostgresStoreError("STORE_NOT_MIGRATED", `connected to ${address.display} as ${me.name}, which cannot work as ${address.appRole} (${describePgError(error)}): run pulse store migrate --store ${address.display} with an owner's credentials first, or connect as ${address.appRole}`);
+          throw new PostgresStoreError("STORE_NOT_MIGRATED", `connected to ${address.display} as ${me.name}, which cannot work as ${address.appRole} (${describePgError(error)}): run pulse store migrate --store '${address.storeArg}' with an owner's credentials first, or connect as ${address.appRole}`);
         }
       }
       const role = (await probe.query("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")).rows[0] as { rolsuper: boolean; rolbypassrls: boolean };
@@ -68,11 +68,11 @@ export class PostgresDatabase {
       try {
         version = await schemaVersion(probe, address.schema);
       } catch (error) {
-        throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} cannot be read as ${address.appRole} (${describePgError(error)}): run pulse store migrate --store ${address.display}`);
+        throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} cannot be read as ${address.appRole} (${describePgError(error)}): run pulse store migrate --store '${address.storeArg}'`);
       }
-      if (version === 0) throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} has no pulse store: run pulse store migrate --store ${address.display} with an owner's credentials first`);
+      if (version === 0) throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} has no pulse store: run pulse store migrate --store '${address.storeArg}' with an owner's credentials first`);
       if (version > SCHEMA_VERSION) throw tooNew(address, version);
-      if (version < SCHEMA_VERSION) throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} is at store schema version ${version}, this pulse needs ${SCHEMA_VERSION}: run pulse store migrate --store ${address.display}`);
+      if (version < SCHEMA_VERSION) throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} is at store schema version ${version}, this pulse needs ${SCHEMA_VERSION}: run pulse store migrate --store '${address.storeArg}'`);
     } finally {
       await probe.end().catch(() => undefined);
     }

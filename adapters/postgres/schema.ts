@@ -194,9 +194,128 @@ GRANT EXECUTE ON FUNCTION ${q("claim_idempotency")}(text, text, text, text, text
 `;
 }
 
-/** Migration n takes the schema from version n-1 to n. */
-export function migrations(a: PostgresAddress): string[] {
-  return [v1(a.schema, a), v2(a.schema, a)];
+/**
+ * Version 3: commit_units, a batch of units of work of one workspace (store-batch.ts) in one
+ * call: one round trip, no BEGIN or COMMIT of its own (the call is its own transaction, or part
+ * of the caller's), one statement per table for the whole batch, planned once per connection.
+ *
+ *   SECURITY INVOKER  it runs as the runtime's role, under row-level security: it sets the
+ *                     workspace itself (set_config(…, true), local to the transaction) and every
+ *                     row it writes is checked against that setting by the tables' policies
+ *   the chain         advance_chain's check first, as a single unit did (the head's row lock
+ *                     before any other row: one lock order, no deadlocks)
+ *   claims            INSERT … ON CONFLICT DO NOTHING for every idempotency record of the batch;
+ *                     fewer inserted than sent (another unit, another host, committed one first;
+ *                     or the batch claims one twice) aborts the whole batch with PU001, and the
+ *                     host sends its units again one by one, so only the unit that lost is refused
+ *
+ * p is one jsonb object with an array of rows per table (absent when empty); `n` orders a table's
+ * rows as the units came, so serial ids (phases, audit positions, memory rows) follow the units.
+ * Rows that name an existing row (a phase's iteration, an iteration's end, a memory row deleted)
+ * find it by its unique key, one index lookup per row (LATERAL, or a loop): the plan is cached,
+ * and a join planned while the table looked small would scan the whole table at every call.
+ */
+function v3(s: string, a: PostgresAddress): string {
+  const q = (table: string) => `"${s}".${table}`;
+  const rows = (key: string, columns: string) => `jsonb_to_recordset(p->'${key}') AS x(${columns})`;
+  const signature = "text, boolean, bigint, text, bigint, text, text, jsonb";
+  return `
+CREATE FUNCTION ${q("commit_units")}(p_ws text, p_new_ws boolean, p_from_seq bigint, p_from_head text, p_to_seq bigint, p_to_head text, p_now text, p jsonb)
+RETURNS void LANGUAGE plpgsql SECURITY INVOKER AS $$
+DECLARE
+  r record;
+  v_claimed text[];
+  v_lost text;
+BEGIN
+  PERFORM set_config('pulse.workspace', p_ws, true);
+  IF p_new_ws THEN
+    INSERT INTO ${q("workspaces")} (workspace_id) VALUES (p_ws) ON CONFLICT DO NOTHING;
+  END IF;
+  -- advance_chain's check, inlined (a nested call costs more than the statement)
+  IF p_to_seq IS NOT NULL THEN
+    IF p_from_seq = 0 THEN
+      INSERT INTO ${q("audit_chains")} AS c (workspace_id, next_seq, head) VALUES (p_ws, p_to_seq, p_to_head)
+        ON CONFLICT (workspace_id) DO UPDATE SET next_seq = EXCLUDED.next_seq, head = EXCLUDED.head WHERE c.next_seq = 0;
+    ELSE
+      UPDATE ${q("audit_chains")} SET next_seq = p_to_seq, head = p_to_head WHERE workspace_id = p_ws AND next_seq = p_from_seq AND head = p_from_head;
+    END IF;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'the audit chain of workspace % moved on since event %', p_ws, p_from_seq USING ERRCODE = 'PU002';
+    END IF;
+  END IF;
+  IF p ? 'started' THEN
+    INSERT INTO ${q("iterations")} (loop_id, workspace_id, trace_id, number, entry, input, cause, started_at, status)
+      SELECT x.loop_id, p_ws, x.trace_id, x.number, x.entry, x.input, x.cause, x.started_at, 'running'
+      FROM ${rows("started", "n int, loop_id text, trace_id text, number int, entry text, input text, cause text, started_at text")} ORDER BY x.n
+      ON CONFLICT DO NOTHING;
+  END IF;
+  IF p ? 'phases' THEN
+    INSERT INTO ${q("phases")} (iteration_id, workspace_id, phase_id, signature, status, output, next, committed_at)
+      SELECT i.id, p_ws, x.phase_id, x.signature, x.status, x.output, x.next, p_now
+      FROM ${rows("phases", "n int, loop_id text, trace_id text, phase_id text, signature text, status text, output text, next text")}
+      CROSS JOIN LATERAL (SELECT id FROM ${q("iterations")} WHERE trace_id = x.trace_id AND loop_id = x.loop_id AND workspace_id = p_ws LIMIT 1) i
+      ORDER BY x.n;
+  END IF;
+  IF p ? 'claims' THEN
+    WITH ins AS (
+      INSERT INTO ${q("idempotency")} (workspace_id, signature, output, loop_id, phase_id, trace_id, created_at)
+        SELECT p_ws, x.signature, x.output, x.loop_id, x.phase_id, x.trace_id, p_now
+        FROM ${rows("claims", "n int, signature text, output text, loop_id text, phase_id text, trace_id text")} ORDER BY x.n
+        ON CONFLICT DO NOTHING RETURNING signature)
+    SELECT array_agg(signature) INTO v_claimed FROM ins;
+    IF coalesce(cardinality(v_claimed), 0) < jsonb_array_length(p->'claims') THEN
+      SELECT x.signature INTO v_lost FROM ${rows("claims", "n int, signature text")}
+        WHERE v_claimed IS NULL OR NOT x.signature = ANY (v_claimed) ORDER BY x.n LIMIT 1;
+      RAISE EXCEPTION 'phase signature % of workspace % was committed first by another unit (another host ran it): this one is not committed, so its side effects do not land twice', coalesce(v_lost, '(claimed twice in one batch)'), p_ws USING ERRCODE = 'PU001';
+    END IF;
+  END IF;
+  IF p ? 'audit' THEN
+    INSERT INTO ${q("audit_events")} (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash)
+      SELECT p_ws, x.chain_seq, x.event_id, x.event_type, x.trace_id, x.loop_id, x.phase_id, x.seq, x.timestamp, x.signature, x.data, x.prev_hash, x.hash
+      FROM ${rows("audit", "chain_seq bigint, event_id text, event_type text, trace_id text, loop_id text, phase_id text, seq int, timestamp text, signature text, data text, prev_hash text, hash text")} ORDER BY x.chain_seq;
+  END IF;
+  IF p ? 'forget' THEN
+    FOR r IN SELECT * FROM ${rows("forget", "graph text, kind text, key text")} LOOP
+      DELETE FROM ${q("memory_state")} WHERE graph = r.graph AND workspace_id = p_ws AND kind = r.kind AND key = r.key;
+    END LOOP;
+  END IF;
+  IF p ? 'memory' THEN
+    INSERT INTO ${q("memory_state")} (graph, workspace_id, kind, key, value)
+      SELECT x.graph, p_ws, x.kind, x.key, x.value FROM ${rows("memory", "n int, graph text, kind text, key text, value text")} ORDER BY x.n
+      ON CONFLICT (graph, workspace_id, kind, key) DO UPDATE SET value = EXCLUDED.value;
+  END IF;
+  IF p ? 'outbox' THEN
+    INSERT INTO ${q("outbox")} (connection_id, event_id, loop_id, phase_id, workspace_id, trace_id, signature, to_loop, envelope, created_at)
+      SELECT x.connection_id, x.event_id, x.loop_id, x.phase_id, p_ws, x.trace_id, x.signature, x.to_loop, x.envelope, p_now
+      FROM ${rows("outbox", "n int, connection_id text, event_id text, loop_id text, phase_id text, trace_id text, signature text, to_loop text, envelope text")} ORDER BY x.n
+      ON CONFLICT DO NOTHING;
+  END IF;
+  IF p ? 'inbox' THEN
+    INSERT INTO ${q("inbox")} (loop_id, workspace_id, event_id, trace_id, received_at)
+      SELECT x.loop_id, p_ws, x.event_id, x.trace_id, p_now FROM ${rows("inbox", "n int, loop_id text, event_id text, trace_id text")} ORDER BY x.n
+      ON CONFLICT DO NOTHING;
+  END IF;
+  IF p ? 'finished' THEN
+    FOR r IN SELECT * FROM ${rows("finished", "loop_id text, trace_id text, status text, closed boolean, error text")} LOOP
+      UPDATE ${q("iterations")} SET status = r.status, closed = r.closed, error = r.error, finished_at = p_now
+        WHERE trace_id = r.trace_id AND loop_id = r.loop_id AND workspace_id = p_ws;
+    END LOOP;
+  END IF;
+  IF p ? 'counters' THEN
+    INSERT INTO ${q("loops")} (loop_id, workspace_id, snapshot, updated_at)
+      SELECT x.loop_id, p_ws, x.snapshot, p_now FROM ${rows("counters", "loop_id text, snapshot text")}
+      ON CONFLICT (loop_id, workspace_id) DO UPDATE SET snapshot = EXCLUDED.snapshot, updated_at = EXCLUDED.updated_at;
+  END IF;
+END $$;
+
+REVOKE ALL ON FUNCTION ${q("commit_units")}(${signature}) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ${q("commit_units")}(${signature}) TO "${a.appRole}";
+`;
 }
 
-export const SCHEMA_VERSION = 2;
+/** Migration n takes the schema from version n-1 to n. */
+export function migrations(a: PostgresAddress): string[] {
+  return [v1(a.schema, a), v2(a.schema, a), v3(a.schema, a)];
+}
+
+export const SCHEMA_VERSION = 3;

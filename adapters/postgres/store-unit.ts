@@ -1,15 +1,15 @@
 /**
- * One UnitOfWork as one PostgreSQL round trip: its statements joined into a single simple-query
- * string, which the server runs as one implicit transaction (all of it, or on any error none of
- * it), with the workspace set first (`set_config(…, true)`: local to that transaction, so a pooled
- * connection never carries a tenant into the next). Values are escaped literals: the simple-query
- * protocol takes no parameters, and one round trip instead of a dozen is what makes a commit fast.
+ * Units of work of one workspace as the arguments of ONE call of commit_units (schema.ts, version
+ * 3): a row array per table for the whole batch, so a batch costs one round trip and one
+ * statement per table, whatever the number of units in it. The call is its own transaction (or
+ * part of the caller's): all of the batch or, on any error, none of it.
  *
  * The audit events arrive already hashed (chainStep): the host hashes from the chain head it
- * expects, and the unit's first statement, advance_chain (schema.ts), moves the head only if it is
- * still there.
+ * expects, and the call moves the head only if it is still there (PU002 otherwise).
+ *
+ * Rows that a later unit of the batch overwrites (an iteration's end, the loop counters, a memory
+ * row) are sent once, as the last unit left them: what one transaction per unit would have left.
  */
-import pg from "pg";
 import { canonicalJson } from "../../src/json/canonical-json.js";
 import { chainHash } from "../../src/store/audit-chain.js";
 import type { MemoryChange, UnitOfWork } from "../../src/store/contracts.js";
@@ -38,70 +38,88 @@ export function chainStep(head: ChainHead, events: readonly AuditEvent[]): Chain
   return { from: head, to: { seq: head.seq + links.length, hash: prev }, links };
 }
 
-const lit = (v: string | null | undefined): string => (v === null || v === undefined ? "NULL" : pg.escapeLiteral(v));
-const int = (n: number): string => {
-  if (!Number.isSafeInteger(n)) throw new TypeError(`${n} is not an integer`);
-  return String(n);
-};
-/** JSON kept as text, canonical, byte for byte (what a replay returns). */
-const json = (v: unknown): string => lit(canonicalJson(v === undefined ? null : v));
-
-export interface UnitSqlOptions {
-  /** `"schema".table`. */
-  table: (name: string) => string;
-  now: string;
-  /** The workspace is not yet known to be in the directory. */
-  newWorkspace: boolean;
-  chain?: ChainStep;
-  memory?: { graph: string; rows: readonly MemoryChange[] };
+/** A committed memory transaction's rows, for the graph they belong to. */
+export interface UnitMemory {
+  graph: string;
+  rows: readonly MemoryChange[];
 }
 
-export function unitSql(unit: UnitOfWork, o: UnitSqlOptions): string {
-  const t = o.table;
-  const { loop_id, workspace_id, trace_id } = unit;
-  const [loop, ws, trace, now] = [lit(loop_id), lit(workspace_id), lit(trace_id), lit(o.now)];
-  const iteration = `loop_id = ${loop} AND workspace_id = ${ws} AND trace_id = ${trace}`;
-  const s: string[] = [`SELECT set_config('pulse.workspace', ${ws}, true)`];
-  if (o.newWorkspace) s.push(`INSERT INTO ${t("workspaces")} (workspace_id) VALUES (${ws}) ON CONFLICT DO NOTHING`);
-  // The chain head's row lock first: every unit of a workspace takes its locks in one order (no
-  // deadlocks), and the whole unit is one round trip, so the lock is held only while it executes.
-  if (o.chain && o.chain.links.length > 0) {
-    const { from, to } = o.chain;
-    s.push(`SELECT ${t("advance_chain")}(${ws}, ${int(from.seq)}, ${lit(from.hash)}, ${int(to.seq)}, ${lit(to.hash)})`);
-  }
+/** JSON kept as text, canonical, byte for byte (what a replay returns). */
+const json = (v: unknown): string => canonicalJson(v === undefined ? null : v);
+
+type Row = Record<string, unknown>;
+
+/** One unit's rows; throws (nothing added) on a value that is not JSON. */
+function unitRows(unit: UnitOfWork, step: ChainStep | undefined) {
+  const { loop_id, trace_id } = unit;
+  const out: { started?: Row; phase?: Row; claim?: Row; audit: Row[]; outbox: Row[]; inbox?: Row; finished?: Row; counters?: Row } = { audit: [], outbox: [] };
   if (unit.started) {
-    const st = unit.started;
-    s.push(`INSERT INTO ${t("iterations")} (loop_id, workspace_id, trace_id, number, entry, input, cause, started_at, status) VALUES (${loop}, ${ws}, ${trace}, ${int(st.number)}, ${lit(st.entry)}, ${json(st.input)}, ${st.cause === undefined ? "NULL" : json(st.cause)}, ${lit(st.started_at)}, 'running') ON CONFLICT DO NOTHING`);
+    const s = unit.started;
+    out.started = { loop_id, trace_id, number: s.number, entry: s.entry, input: json(s.input), cause: s.cause === undefined ? null : json(s.cause), started_at: s.started_at };
   }
-  if (unit.phase) {
-    const p = unit.phase;
-    s.push(`INSERT INTO ${t("phases")} (iteration_id, workspace_id, phase_id, signature, status, output, next, committed_at) SELECT id, workspace_id, ${lit(p.phase_id)}, ${lit(p.signature)}, ${lit(p.status)}, ${p.canonical !== undefined ? lit(p.canonical) : json(p.output)}, ${lit(p.next)}, ${now} FROM ${t("iterations")} WHERE ${iteration}`);
+  const p = unit.phase;
+  if (p) out.phase = { loop_id, trace_id, phase_id: p.phase_id, signature: p.signature, status: p.status, output: p.canonical ?? json(p.output), next: p.next };
+  if (unit.idempotency) out.claim = { signature: unit.idempotency.signature, output: unit.idempotency.canonical, loop_id, phase_id: p?.phase_id ?? null, trace_id };
+  for (const { seq, prev, hash, event: e } of step?.links ?? []) {
+    out.audit.push({ chain_seq: seq, event_id: e.event_id, event_type: e.event_type, trace_id: e.trace_id, loop_id: e.loop_id, phase_id: e.phase_id, seq: e.seq, timestamp: e.timestamp, signature: e.signature, data: e.data === undefined ? null : json(e.data), prev_hash: prev, hash });
   }
-  if (unit.idempotency) {
-    const i = unit.idempotency;
-    s.push(`SELECT ${t("claim_idempotency")}(${lit(i.workspace_id)}, ${lit(i.signature)}, ${lit(i.canonical)}, ${loop}, ${lit(unit.phase?.phase_id)}, ${trace}, ${now})`);
-  }
-  if (o.chain && o.chain.links.length > 0) {
-    const rows = o.chain.links.map(({ seq, prev, hash, event: e }) => `(${ws}, ${int(seq)}, ${lit(e.event_id)}, ${lit(e.event_type)}, ${lit(e.trace_id)}, ${lit(e.loop_id)}, ${lit(e.phase_id)}, ${int(e.seq)}, ${lit(e.timestamp)}, ${lit(e.signature)}, ${e.data === undefined ? "NULL" : json(e.data)}, ${lit(prev)}, ${lit(hash)})`);
-    s.push(`INSERT INTO ${t("audit_events")} (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash) VALUES ${rows.join(", ")}`);
-  }
-  if (o.memory) {
-    const g = lit(o.memory.graph);
-    for (const r of o.memory.rows) {
-      if (r.value === null) s.push(`DELETE FROM ${t("memory_state")} WHERE graph = ${g} AND workspace_id = ${ws} AND kind = ${lit(r.kind)} AND key = ${lit(r.key)}`);
-      else s.push(`INSERT INTO ${t("memory_state")} (graph, workspace_id, kind, key, value) VALUES (${g}, ${ws}, ${lit(r.kind)}, ${lit(r.key)}, ${lit(JSON.stringify(r.value))}) ON CONFLICT (graph, workspace_id, kind, key) DO UPDATE SET value = EXCLUDED.value`);
-    }
-  }
-  for (const e of unit.outbox ?? []) {
-    s.push(`INSERT INTO ${t("outbox")} (connection_id, event_id, loop_id, phase_id, workspace_id, trace_id, signature, to_loop, envelope, created_at) VALUES (${lit(e.connection_id)}, ${lit(e.event_id)}, ${loop}, ${lit(unit.phase?.phase_id)}, ${ws}, ${trace}, ${lit(unit.phase?.signature)}, ${lit(e.to_loop)}, ${json(e.envelope)}, ${now}) ON CONFLICT DO NOTHING`);
-  }
-  if (unit.inbox) s.push(`INSERT INTO ${t("inbox")} (loop_id, workspace_id, event_id, trace_id, received_at) VALUES (${loop}, ${ws}, ${lit(unit.inbox.event_id)}, ${trace}, ${now}) ON CONFLICT DO NOTHING`);
+  for (const e of unit.outbox ?? []) out.outbox.push({ connection_id: e.connection_id, event_id: e.event_id, loop_id, phase_id: p?.phase_id ?? null, trace_id, signature: p?.signature ?? null, to_loop: e.to_loop, envelope: json(e.envelope) });
+  if (unit.inbox) out.inbox = { loop_id, event_id: unit.inbox.event_id, trace_id };
   if (unit.finished) {
     const f = unit.finished;
-    s.push(`UPDATE ${t("iterations")} SET status = ${lit(f.status)}, closed = ${f.closed ? "true" : "false"}, error = ${f.error ? json(f.error) : "NULL"}, finished_at = ${now} WHERE ${iteration}`);
+    out.finished = { loop_id, trace_id, status: f.status, closed: f.closed, error: f.error ? json(f.error) : null };
   }
-  if (unit.counters) {
-    s.push(`INSERT INTO ${t("loops")} (loop_id, workspace_id, snapshot, updated_at) VALUES (${loop}, ${ws}, ${json(unit.counters)}, ${now}) ON CONFLICT (loop_id, workspace_id) DO UPDATE SET snapshot = EXCLUDED.snapshot, updated_at = EXCLUDED.updated_at`);
+  if (unit.counters) out.counters = { loop_id, snapshot: json(unit.counters) };
+  return out;
+}
+
+/** The rows of a batch of one workspace's units, in the order the units were added. */
+export class UnitBatch {
+  private readonly rows: Record<"started" | "phases" | "claims" | "audit" | "outbox" | "inbox", Row[]> = { started: [], phases: [], claims: [], audit: [], outbox: [], inbox: [] };
+  private readonly finished = new Map<string, Row>();
+  private readonly counters = new Map<string, Row>();
+  /** Memory rows by graph, kind and key, the last write of the batch (Map order: first insertion). */
+  private readonly memory = new Map<string, Row>();
+  private readonly forget = new Map<string, Row>();
+  private n = 0;
+  /** The chain the batch's events extend, from its first unit's head to its last one's. */
+  private chain?: { from: ChainHead; to: ChainHead };
+  units = 0;
+
+  /** Adds a unit, its events hashed by `step` (which follows the batch's last one); throws, adding nothing, on a value that is not JSON. */
+  add(unit: UnitOfWork, step: ChainStep | undefined, memory?: UnitMemory): void {
+    const r = unitRows(unit, step);
+    const changes = (memory?.rows ?? []).map((c) => ({ c, value: c.value === null ? null : JSON.stringify(c.value) }));
+    const ordered = (row: Row | undefined, into: Row[]) => row && into.push({ n: this.n++, ...row });
+    ordered(r.started, this.rows.started);
+    ordered(r.phase, this.rows.phases);
+    ordered(r.claim, this.rows.claims);
+    this.rows.audit.push(...r.audit);
+    for (const o of r.outbox) ordered(o, this.rows.outbox);
+    ordered(r.inbox, this.rows.inbox);
+    if (r.finished) this.finished.set(`${unit.loop_id}\u0000${unit.trace_id}`, r.finished);
+    if (r.counters) this.counters.set(unit.loop_id, r.counters);
+    for (const { c, value } of changes) {
+      const key = `${memory!.graph}\u0000${c.kind}\u0000${c.key}`;
+      const row = { graph: memory!.graph, kind: c.kind, key: c.key };
+      // A row deleted then written again in one batch is written anew (after the delete), as one transaction per unit would.
+      if (value === null) (this.memory.delete(key), this.forget.set(key, row));
+      else this.memory.set(key, { ...row, value });
+    }
+    if (step && step.links.length > 0) this.chain = { from: this.chain?.from ?? step.from, to: step.to };
+    this.units++;
   }
-  return s.join(";\n");
+
+  /** The arguments of commit_units($1 … $8) after p_ws and p_new_ws: the chain, the time, the rows. */
+  args(now: string): [number | null, string | null, number | null, string | null, string, string] {
+    const p: Record<string, unknown[]> = {};
+    for (const [k, rows] of Object.entries(this.rows)) if (rows.length > 0) p[k] = rows;
+    let n = this.n;
+    if (this.memory.size > 0) p.memory = [...this.memory.values()].map((row) => ({ n: n++, ...row }));
+    if (this.forget.size > 0) p.forget = [...this.forget.values()];
+    if (this.finished.size > 0) p.finished = [...this.finished.values()];
+    if (this.counters.size > 0) p.counters = [...this.counters.values()];
+    const c = this.chain;
+    return [c ? c.from.seq : null, c ? c.from.hash : null, c ? c.to.seq : null, c ? c.to.hash : null, now, JSON.stringify(p)];
+  }
 }

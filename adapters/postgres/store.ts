@@ -2,13 +2,14 @@
  * The Store (src/store/contracts.ts) in PostgreSQL, for a fleet of hosts on one database
  * (`--store postgres://…?schema=…`, tables of schema.ts, created by `pulse store migrate`).
  *
- *   - Every unit of work is one transaction in one round trip (store-unit.ts), as the runtime's
- *     role, under row-level security for the unit's workspace.
+ *   - Units of work are written per workspace by store-chain.ts: one call of commit_units
+ *     (schema.ts, version 3; rows built by store-unit.ts) in flight per workspace, the units that
+ *     queued meanwhile sent together in the next (a group commit, each unit still whole or
+ *     absent): one round trip, no BEGIN or COMMIT, as the runtime's role under row-level security
+ *     for the workspace, which the function sets itself for its transaction.
  *   - The audit trail is the same BLAKE3 chain as SQLite's (src/store/audit-chain.ts), one per
- *     workspace. Units that append to it go through store-chain.ts: one transaction per workspace
- *     in flight, units that queued meanwhile sent together (a group commit, each unit still whole
- *     or absent), hashed from the head the host expects and checked by the database, under the
- *     head's row lock when another host moved it first.
+ *     workspace, hashed by the host from the head it expects and checked by the database, under
+ *     the head's row lock when another host moved it first.
  *   - An idempotent phase's record is claimed with INSERT … ON CONFLICT DO NOTHING: when another
  *     unit (another host) committed the signature first, this unit is refused whole
  *     (STORE_IDEMPOTENCY_CLAIMED), so the phase's side effects land once.
@@ -25,9 +26,9 @@ import { AUDIT_COLUMNS, checkChain, eventOf, type AuditRow } from "./audit.js";
 import { PostgresDatabase, type OpenOptions } from "./database.js";
 import { describePgError, PostgresStoreError } from "./errors.js";
 import { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
+import { exportRows } from "./store-export.js";
 import { PostgresMemory } from "./store-memory.js";
 import { ChainWriter } from "./store-chain.js";
-import { unitSql, type ChainStep } from "./store-unit.js";
 
 /** A pg failure as the store's one-line error. */
 export function storeErrorOf(display: string, error: unknown): StoreError {
@@ -51,7 +52,7 @@ export class PostgresStore implements Store {
   readonly durable = true;
   readonly description: string;
   readonly audit: AuditSubstrate;
-  private readonly chained: ChainWriter;
+  private readonly units: ChainWriter;
   /** Workspaces known to be in the directory. */
   private readonly known = new Set<string>();
   private readonly graphs = new Map<string, PostgresMemory>();
@@ -68,7 +69,7 @@ export class PostgresStore implements Store {
     this.address = parsePostgresUrl(url);
     this.description = `postgres ${this.address.display} schema ${this.address.schema}`;
     this.audit = new StoreAudit(this);
-    this.chained = new ChainWriter(() => this.pool(), this.t);
+    this.units = new ChainWriter(() => this.pool(), this.t);
     this.ready = database.catch((error: unknown) => {
       throw storeErrorOf(this.address.display, error);
     });
@@ -127,10 +128,9 @@ export class PostgresStore implements Store {
     const graph = unit.memory ? this.graphOf.get(unit.memory.substrate) : undefined;
     const memoryKey = unit.memory && graph !== undefined ? `${graph}\u0000${ws}\u0000${unit.memory.tx_id}` : undefined;
     const rows = memoryKey === undefined ? undefined : this.staged.get(memoryKey);
-    const sql = (chain?: ChainStep) => unitSql(unit, { table: this.t, now: new Date().toISOString(), newWorkspace: !this.known.has(ws), ...(chain ? { chain } : {}), ...(rows && graph !== undefined ? { memory: { graph, rows } } : {}) });
     try {
-      if (unit.audit.length === 0) await (await this.pool()).query(sql());
-      else await this.chained.write(ws, { unit, sql });
+      await this.ready;
+      await this.units.write(ws, { unit, newWorkspace: !this.known.has(ws), ...(rows && graph !== undefined ? { memory: { graph, rows } } : {}) });
     } catch (error) {
       throw storeErrorOf(this.display, error);
     }
@@ -284,6 +284,15 @@ export class PostgresStore implements Store {
     try {
       const size = await (await this.pool()).query<{ bytes: string | null }>("SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'", [this.address.schema]);
       return { kind: "postgres", location: `${this.display} schema ${this.address.schema}`, version: SCHEMA_VERSION, bytes: Number(size.rows[0]?.bytes ?? 0), counts };
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
+  /** Every row of the store's tables for `pulse store export --jsonl`, streamed (store-export.ts). */
+  async *rows(): AsyncGenerator<{ table: string; row: Record<string, unknown> }> {
+    try {
+      yield* exportRows(await this.pool(), this.t);
     } catch (error) {
       throw storeErrorOf(this.display, error);
     }

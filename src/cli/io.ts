@@ -7,6 +7,8 @@ export interface CliIO {
   env: Readonly<Record<string, string | undefined>>;
   stdoutIsTTY: boolean;
   cwd: string;
+  /** Resolves once standard output took what was written (long outputs wait for a slow reader). */
+  drain?: () => Promise<void>;
 }
 
 /**
@@ -39,6 +41,7 @@ export function processIO(name = "pulse", usageCode = 2): CliIO {
     env: process.env,
     stdoutIsTTY: process.stdout.isTTY === true,
     cwd: process.cwd(),
+    drain: () => (process.stdout.writableNeedDrain ? new Promise<void>((resolve) => process.stdout.once("drain", () => resolve())) : Promise.resolve()),
   };
 }
 

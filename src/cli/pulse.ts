@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       setExitCode(cmd, await runStoreVacuum(opts, io));
     });
   addStoreOption(store.command("export"))
-    .description("Every row of a SQLite store as JSON lines ({table, row}), for backups and other tools.")
+    .description("Every row of a SQLite or PostgreSQL store as JSON lines ({table, row}), streamed, for backups and other tools.")
     .option("--jsonl", "JSON lines (the only format)")
     .action(async (opts: { store?: string; jsonl?: boolean }, cmd: Command) => {
       const { runStoreExport } = await import("./store-command.js");

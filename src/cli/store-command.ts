@@ -1,9 +1,11 @@
 /**
  * `pulse store info | vacuum | export --jsonl`: what a store holds (its size, version and rows per
- * table), compacting a SQLite file, and every row as JSON lines for backups and other tools.
+ * table), compacting a SQLite file, and every row (of a SQLite file or a PostgreSQL schema) as
+ * JSON lines for backups and other tools.
  */
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
+import { StoreError } from "../store/contracts.js";
 import { openStoreForCli, storeSpec } from "./store-open.js";
 
 export async function runStoreInfo(opts: { store?: string; json?: boolean }, io: CliIO): Promise<number> {
@@ -22,7 +24,7 @@ export async function runStoreInfo(opts: { store?: string; json?: boolean }, io:
   }
 }
 
-/** The SQLite store behind a spec, for what only a file can do (vacuum, export). */
+/** The SQLite store behind a spec, for what only a file can do (vacuum) or a file does its own way (export). */
 async function sqliteStore(spec: string | undefined, io: CliIO, command: string, readonly: boolean) {
   const resolved = storeSpec(spec, io);
   if (!resolved.startsWith("sqlite:")) throw new UsageError(`${command} works on a SQLite store (--store sqlite:PATH); ${resolved} keeps nothing to ${command.endsWith("vacuum") ? "compact" : "export"}`);
@@ -44,13 +46,29 @@ export async function runStoreVacuum(opts: { store?: string }, io: CliIO): Promi
   }
 }
 
+type ExportedRow = { table: string; row: Record<string, unknown> };
+
+/** Every row of a SQLite file or a PostgreSQL schema as JSON lines, streamed (a cursor on PostgreSQL). */
 export async function runStoreExport(opts: { store?: string; jsonl?: boolean }, io: CliIO): Promise<number> {
   if (!opts.jsonl) throw new UsageError("pulse store export writes JSON lines: give --jsonl (e.g. pulse store export --jsonl > backup.jsonl)");
-  const store = await sqliteStore(opts.store, io, "pulse store export", true);
+  const command = "pulse store export";
+  const spec = storeSpec(opts.store, io);
+  const postgres = /^postgres(ql)?:\/\//.test(spec);
+  if (!postgres && !spec.startsWith("sqlite:")) throw new UsageError(`${command} works on a SQLite or PostgreSQL store (--store sqlite:PATH or postgres://…); ${spec} keeps nothing to export`);
+  const store = postgres ? await openStoreForCli(spec, io, command, { readonly: true }) : await sqliteStore(spec, io, command, true);
   if (!store) return EXIT.problems;
   try {
-    for (const { table, row } of store.rows()) io.stdout(`${JSON.stringify({ table, row })}\n`);
+    let lines = 0;
+    for await (const { table, row } of (store as unknown as { rows(): Iterable<ExportedRow> | AsyncIterable<ExportedRow> }).rows()) {
+      io.stdout(`${JSON.stringify({ table, row })}\n`);
+      // Standard output slower than the rows: wait for it rather than hold the rows in memory.
+      if (++lines % 500 === 0) await io.drain?.();
+    }
     return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    io.stderr(`${command}: ${error.message}\n`);
+    return EXIT.problems;
   } finally {
     await store.close();
   }

@@ -8,7 +8,7 @@
 import { createServer, connect as tcpConnect, type Server, type Socket } from "node:net";
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { migrate } from "../../../adapters/postgres/migrate.js";
-import { migrations } from "../../../adapters/postgres/schema.js";
+import { migrations, SCHEMA_VERSION } from "../../../adapters/postgres/schema.js";
 import { parsePostgresUrl } from "../../../adapters/postgres/address.js";
 import { PostgresStore } from "../../../adapters/postgres/store.js";
 import { openStore } from "../../../adapters/store.js";
@@ -17,6 +17,7 @@ import { StoreError, type UnitOfWork } from "../../../src/store/contracts.js";
 import type { AuditEvent } from "../../../src/substrates/contracts.js";
 import { describeWith, postgresService } from "../../helpers/services.js";
 import { clientAs, pgSchema, type PgSchema } from "./helpers.js";
+import { runBin } from "../../cli/run-bin.js";
 
 beforeAll(() => initSignatures());
 
@@ -168,7 +169,88 @@ describeWith(await postgresService(), "PostgreSQL Store: what the database enfor
     expect(new Set(page.events.map((e) => e.event.event_id)).size).toBe(299);
   });
 
-  it("a schema at version 1 is brought to version 2 by migrate, and the store finds the workspaces it already held", async () => {
+  it("units queued while a call is in flight are sent together: each still whole or refused alone, the rows as one transaction per unit leaves them", async () => {
+    await fresh();
+    const st = await store(s.appUrl);
+    const memory = st.memory("memory://g");
+    const t = trace(7);
+    const ctx = { trace_id: t, workspace_id: "acme" };
+    const node = async (id: string) => {
+      const { tx_id } = await memory.begin_transaction({}, ctx);
+      await memory.store_node({ node: { id, content: "side effect" } }, { ...ctx, tx_id });
+      await memory.commit_transaction({ tx_id }, ctx);
+      return { substrate: memory, tx_id };
+    };
+    const writes: Awaited<ReturnType<typeof node>>[] = [];
+    for (let i = 0; i < 12; i++) writes.push(await node(`v${i}`));
+    // Twelve units of one iteration and workspace, none awaited: the first call carries the first, the next the rest.
+    const sent = writes.map((write, i) =>
+      st.commit({
+        loop_id: "examples.hello",
+        workspace_id: "acme",
+        trace_id: t,
+        ...(i === 0 ? { started: { number: 1, entry: "p0", input: {}, started_at: "2026-11-24T12:00:00.000Z" } } : {}),
+        phase: { phase_id: `p${i}`, signature: `blake3:p${i}`, status: "completed", output: { i }, next: i === 11 ? null : `p${i + 1}` },
+        // Unit 9 claims the signature unit 4 claims, in the same call: only unit 9 is refused.
+        idempotency: { workspace_id: "acme", signature: i === 9 ? "blake3:p4" : `blake3:p${i}`, canonical: `{"i":${i}}` },
+        counters: { iterations: i, started: true },
+        ...(i === 11 ? { finished: { status: "completed", closed: true } } : {}),
+        memory: write,
+        audit: [event(t, i, "acme", { phase_id: `p${i}` })],
+      }),
+    );
+    const results = await Promise.allSettled(sent);
+    expect(results.map((r, i) => [i, r.status]).filter(([, status]) => status === "rejected")).toEqual([[9, "rejected"]]);
+    expect(((results[9] as PromiseRejectedResult).reason as StoreError).code).toBe("STORE_IDEMPOTENCY_CLAIMED");
+    const rows = async (sql: string) => (await s.admin(sql.replaceAll("T.", `"${s.schema}".`))).rows as Record<string, unknown>[];
+    expect((await rows("SELECT phase_id FROM T.phases ORDER BY id")).map((r) => r.phase_id)).toEqual(["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p10", "p11"]);
+    expect(await rows("SELECT status, closed FROM T.iterations")).toEqual([{ status: "completed", closed: true }]);
+    expect((await st.counters("examples.hello")).get("acme")).toEqual({ iterations: 11, started: true });
+    // The refused unit's memory write did not land; every other one did, in order.
+    expect((await rows("SELECT key FROM T.memory_state WHERE kind = 'node' ORDER BY id")).map((r) => r.key)).toEqual(["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v10", "v11"]);
+    expect(await st.verifyAudit()).toEqual([{ workspace_id: "acme", ok: true, events: 11 }]);
+    expect((await st.idempotency("examples.hello", 100)).find((r) => r.signature === "blake3:p4")?.canonical).toBe(`{"i":4}`);
+  });
+
+  it("pulse store export --jsonl --store postgres://… streams every row of every workspace as {table, row}; a store that keeps nothing is refused", async () => {
+    await fresh();
+    const st = await store(s.appUrl);
+    // 700 audit events in acme: more than one cursor fetch (500 rows).
+    await Promise.all(Array.from({ length: 350 }, (_, i) => st.commit(unit("acme", trace(i), { audit: [event(trace(i), 0, "acme"), event(trace(i), 1, "acme")] }))));
+    await st.commit(unit("globex", TRACE));
+    const info = await st.info();
+    const out = runBin("pulse", ["store", "export", "--jsonl", "--store", s.appUrl], { timeoutMs: 60_000 });
+    expect(out.stderr).toBe("");
+    expect(out.code).toBe(0);
+    const lines = out.stdout.trim().split("\n").map((l) => JSON.parse(l) as { table: string; row: Record<string, unknown> });
+    const count = (table: string) => lines.filter((l) => l.table === table).length;
+    for (const table of ["iterations", "phases", "audit_events", "audit_chains", "loops", "outbox", "inbox"]) expect(count(table), table).toBe(info.counts[table]);
+    expect(count("audit_events")).toBe(701);
+    expect(lines.filter((l) => l.table === "workspaces").map((l) => l.row.workspace_id)).toEqual(["acme", "globex"]);
+    // Row-level security stayed on: each workspace's rows came under its own setting, acme's first, in order.
+    const audit = lines.filter((l) => l.table === "audit_events").map((l) => l.row);
+    expect(audit.map((r) => r.workspace_id)).toEqual([...Array(700).fill("acme"), "globex"]);
+    expect(audit.slice(0, 700).map((r) => r.chain_seq)).toEqual(Array.from({ length: 700 }, (_, i) => i));
+    expect(audit[0]).toMatchObject({ event_type: "phase.completed", position: expect.any(Number) as number, prev_hash: expect.stringMatching(/^blake3:/) as string });
+    // Connected as an owner it works as the runtime's role, says so on stderr, and exports the same rows.
+    const owner = runBin("pulse", ["store", "export", "--jsonl", "--store", s.url], { timeoutMs: 60_000 });
+    expect(owner.code).toBe(0);
+    expect(owner.stderr).toMatch(/working as .*_app \(SET ROLE\)/);
+    expect(owner.stdout).toBe(out.stdout);
+    // Near-misses refused in one line: a store that keeps nothing (usage, 2), a schema never migrated (1).
+    const memory = runBin("pulse", ["store", "export", "--jsonl", "--store", "memory:"]);
+    expect([memory.code, memory.stderr.trim()]).toEqual([2, expect.stringMatching(/works on a SQLite or PostgreSQL store .*memory: keeps nothing to export$/)]);
+    const bare = new URL(s.url);
+    bare.searchParams.set("schema", `${s.schema}_none`);
+    const missing = runBin("pulse", ["store", "export", "--jsonl", "--store", bare.toString()]);
+    expect(missing.code).toBe(1);
+    // The command it suggests names the schema: run as is, it migrates this one, not the default.
+    expect(missing.stderr).toMatch(new RegExp(`^pulse store export: connected to .* as postgres, which cannot work as ${s.schema}_none_app .*: run pulse store migrate --store 'postgres(ql)?://postgres@[^']*[?&]schema=${s.schema}_none' with an owner's credentials first`));
+    expect(missing.stderr.trim()).not.toContain("\n");
+    expect(missing.stdout).toBe("");
+  });
+
+  it("a schema at version 1 is brought to the current version by migrate, and the store finds the workspaces it already held", async () => {
     s = pgSchema(url);
     const address = parsePostgresUrl(s.url);
     await s.admin(`CREATE ROLE "${s.ownerRole}" NOLOGIN`);
@@ -177,8 +259,8 @@ describeWith(await postgresService(), "PostgreSQL Store: what the database enfor
     await s.admin(`SET ROLE "${s.ownerRole}"; ${migrations(address)[0]}; INSERT INTO "${s.schema}".meta VALUES ('schema_version', '1'); RESET ROLE`);
     // A version-1 trail (the audit substrate wrote it): a chain with one event.
     await s.admin(`INSERT INTO "${s.schema}".audit_chains VALUES ('acme', 0, 'blake3:${"0".repeat(64)}')`);
-    await expect(PostgresStore.open(s.appUrl)).rejects.toThrow(/is at store schema version 1, this pulse needs 2: run pulse store migrate/);
-    expect(await migrate(s.url)).toMatchObject({ from: 1, to: 2 });
+    await expect(PostgresStore.open(s.appUrl)).rejects.toThrow(new RegExp(`is at store schema version 1, this pulse needs ${SCHEMA_VERSION}: run pulse store migrate --store 'postgres(ql)?://${s.appRole}@[^']*[?&]schema=${s.schema}'$`));
+    expect(await migrate(s.url)).toMatchObject({ from: 1, to: SCHEMA_VERSION });
     const st = await store(s.appUrl);
     expect(await st.verifyAudit()).toEqual([{ workspace_id: "acme", ok: true, events: 0 }]);
   });
