@@ -28,6 +28,11 @@ describe("the package's entry points", () => {
     expect(exportsOf("pulse")).toContain("SubstrateRegistry");
   });
 
+  it("pulse/adapters/postgres and pulse/adapters/nats have what docs/deploy.md and docs/connections.md name", () => {
+    expect(exportsOf("pulse/adapters/postgres")).toEqual(expect.arrayContaining(["PostgresStore", "migrate", "PostgresLeases", "PostgresAudit", "postgresSubstrateFactory"]));
+    expect(exportsOf("pulse/adapters/nats")).toEqual(expect.arrayContaining(["NatsTransport", "encodeSignal", "decodeSignal"]));
+  });
+
   it("a path outside the exports map is not importable by name (only the documented entry points are public)", () => {
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", `await import("pulse/dist/src/transports/http.js")`], { encoding: "utf8" });
     expect(r.status).not.toBe(0);
