@@ -2,9 +2,12 @@
  * One host's membership of a fleet (contracts.ts). Every `renewMs` it takes or renews the lease
  * of each loop it runs, in its workspace:
  *
- *   lease gained   the loop is this host's: its cadences run here (periodic ticks claimed once per
- *                  fleet on a grid every host shares), ticks a dead holder claimed and never
- *                  finished run again here (`rerun`), and `onGain` starts taking its signals
+ *   lease gained   the loop is this host's: first `resume` continues what the journal shows the
+ *                  previous holder left interrupted (before anything new of the loop runs here);
+ *                  then its cadences run here (periodic ticks claimed once per fleet on a grid
+ *                  every host shares), ticks a dead holder claimed, never finished and left no
+ *                  trace of in the journal run again here (`rerun`), and `onGain` starts taking
+ *                  its signals
  *   lease lost     another host took it over, or this host could not renew it in time (the lease
  *                  store unreachable): cadences are declined here and `onLose` stops the signals
  *
@@ -26,6 +29,13 @@ export interface FleetOptions {
   /** How often leases are taken or renewed (default a third of the ttl). */
   renewMs?: number;
   onGain?(loopId: string, lease: Lease): void | Promise<void>;
+  /**
+   * Called first when this host gains a loop's lease, before the loop is admitted here: the host
+   * reads the store again and continues the interrupted iteration it finds, queued ahead of
+   * anything new. Resolves once the store was read, with the periodic ticks (scheduled_at, ms)
+   * the resumed iterations belong to and a promise of their end.
+   */
+  resume?(loopId: string): Promise<{ ticks: number[]; finished: Promise<unknown> }>;
   /**
    * Runs a tick another host claimed and never finished (it died mid-iteration), after this host
    * took the loop over: the same scheduled time, so the same input. Resolves when it finished.
@@ -90,10 +100,13 @@ export class Fleet implements FleetGate {
       const had = this.held.get(loopId);
       if (lease) this.giveUpAt(loopId, askedAt + (this.ttlMs * 2) / 3);
       if (lease && !had) {
+        // Called before the loop is admitted here, so what it resumes runs before any new tick.
+        const resumed = this.o.resume?.(loopId);
+        resumed?.catch(() => undefined);
         this.held.set(loopId, lease);
         await this.o.onGain?.(loopId, lease);
         // Not awaited: a long iteration must not hold up the renewal of other leases.
-        void this.takeOver(loopId);
+        void this.takeOver(loopId, resumed);
       } else if (lease) {
         this.held.set(loopId, lease);
       } else if (had) {
@@ -102,10 +115,24 @@ export class Fleet implements FleetGate {
     }
   }
 
-  /** Runs again, here, the ticks of the loop that hosts which lost it claimed and never finished. */
-  private async takeOver(loopId: string): Promise<void> {
-    if (!this.o.rerun) return;
+  /**
+   * Finishes, once resumed, the ticks whose iterations the journal had interrupted, and runs again
+   * here the other ticks of the loop that hosts which lost it claimed and never finished.
+   */
+  private async takeOver(loopId: string, resuming?: Promise<{ ticks: number[]; finished: Promise<unknown> }>): Promise<void> {
     const key = { loop_id: loopId, workspace_id: this.o.workspace };
+    let resumed: number[] = [];
+    try {
+      const r = await resuming;
+      if (r) {
+        resumed = r.ticks;
+        await r.finished;
+        for (const at of resumed) await this.o.leases.finishTick(key, at);
+      }
+    } catch (error) {
+      this.o.onNote?.(`fleet: ${loopId}: resuming what the journal shows interrupted failed: ${(error as Error).message}`);
+    }
+    if (!this.o.rerun) return;
     let ticks: { scheduled_at: number; holder: string }[];
     try {
       ticks = await this.o.leases.unfinishedTicks(key, this.o.hostId);
@@ -113,7 +140,7 @@ export class Fleet implements FleetGate {
       this.o.onNote?.(`fleet: cannot read the unfinished ticks of ${loopId}: ${(error as Error).message}`);
       return;
     }
-    for (const tick of ticks) {
+    for (const tick of ticks.filter((t) => !resumed.includes(t.scheduled_at))) {
       const scheduled_at = new Date(tick.scheduled_at).toISOString();
       this.o.onNote?.(`fleet: ${loopId} tick ${scheduled_at} was left unfinished by ${tick.holder}: running it here`);
       try {
