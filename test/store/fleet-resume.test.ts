@@ -5,6 +5,7 @@
  * calls), never at start; a host that loses the lease stops its iteration before the next phase,
  * committing nothing more. Without a fleet, a host resumes at start (a memory store here).
  */
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryStore } from "../../adapters/memory/store.js";
 import { migrate } from "../../adapters/postgres/migrate.js";
@@ -37,7 +38,7 @@ class Effects {
   }
 }
 
-/** A gate a test opens: learn waits on it when armed (the host is "mid-iteration"). */
+/** A gate a test opens: a phase's handler waits on it when armed (the host is "mid-iteration"). */
 class Gate {
   armed = false;
   private release: (() => void) | undefined;
@@ -58,40 +59,56 @@ class Gate {
   }
 }
 
+const PHASES = ["fetch", "decide", "apply", "learn"] as const;
+type Phase = (typeof PHASES)[number];
+
 interface TestHost {
   host: Host;
   notes: string[];
-  learn: Gate;
+  gates: Record<Phase, Gate>;
 }
 
-/** A host on `store` whose apply phase stores one node (and counts it) and whose fetch reports the nodes it sees. */
-async function hostOn(store: Store, effects: Effects, fleet?: FleetGate): Promise<TestHost> {
-  const host = await createHost({ store, ...(fleet ? { fleet } : {}) });
+/**
+ * A host on `store` whose phases count their runs (at entry) and can be held at a gate; apply
+ * stores one node, fetch reports how many it sees.
+ */
+async function hostOn(store: Store, effects: Effects, fleet?: FleetGate, workspace?: string): Promise<TestHost> {
+  const host = await createHost({ store, ...(fleet ? { fleet } : {}), ...(workspace ? { workspace } : {}) });
   const notes: string[] = [];
-  const learn = new Gate();
+  const gates = { fetch: new Gate(), decide: new Gate(), apply: new Gate(), learn: new Gate() };
   host.subscribe((e: HostEvent) => {
     if (e.type === "host.note") notes.push(e.message);
   });
   const loop = await host.load(baseManifest());
+  const enter = async (phase: Phase, trace: string) => {
+    effects.count(trace, phase);
+    await gates[phase].pass();
+  };
   loop.handle("fetch", async ({ substrates, trace_id }) => {
-    effects.count(trace_id, "fetch");
+    await enter("fetch", trace_id);
     const seen = (await substrates.memory.retrieve_context({ query: { type: "effect" }, k: 100 })).nodes.length;
     effects.seen.set(trace_id, seen);
     return { seen };
   });
-  loop.handle("decide", ({ trace_id }) => (effects.count(trace_id, "decide"), { decision: "go" }));
+  loop.handle("decide", async ({ trace_id }) => (await enter("decide", trace_id), { decision: "go" }));
   loop.handle("apply", async ({ substrates, trace_id, signature }) => {
+    await enter("apply", trace_id);
     const { node_id } = await substrates.memory.store_node({ node: { type: "effect", content: trace_id } });
-    effects.count(trace_id, "apply");
     return { action_id: signature, node_id, causal_parent_ids: [] };
   });
-  loop.handle("learn", async ({ trace_id }) => {
-    await learn.pass();
-    effects.count(trace_id, "learn");
-    return { learned: true };
-  });
+  loop.handle("learn", async ({ trace_id }) => (await enter("learn", trace_id), { learned: true }));
   host.start();
-  return { host, notes, learn };
+  return { host, notes, gates };
+}
+
+/** Runs an iteration of `holder` that is held in `phase` while the holder loses the lease; resolves with its result. */
+async function cutIn(holder: TestHost, phase: Phase) {
+  holder.gates[phase].arm();
+  const running = holder.host.trigger("test.loop");
+  await holder.gates[phase].reached;
+  holder.host.release("test.loop", "test: its lease ran out");
+  holder.gates[phase].open();
+  return running;
 }
 
 describeWith(pgService, "a fleet's takeover on a shared PostgreSQL store", () => {
@@ -121,13 +138,8 @@ describeWith(pgService, "a fleet's takeover on a shared PostgreSQL store", () =>
     b.host.release("test.loop", "test: a takes over");
     await (await a.host.takeOver("test.loop")).finished;
     expect((await a.host.trigger("test.loop")).iteration).toBe(3);
-    // a's 4th iteration stops in learn: apply committed, learn not. Then a loses the lease.
-    a.learn.arm();
-    const running = a.host.trigger("test.loop");
-    await a.learn.reached;
-    a.host.release("test.loop", "test: its lease ran out");
-    a.learn.open();
-    const cut = await running;
+    // a's 4th iteration is held in learn (apply committed, learn not) while a loses the lease.
+    const cut = await cutIn(a, "learn");
     expect(cut.error?.code).toBe("LEASE_LOST");
     expect(effects.of(cut.trace_id, "learn")).toBe(1);
     const [left] = await stores[0]!.interrupted("test.loop");
@@ -166,16 +178,16 @@ describeWith(pgService, "a fleet's takeover on a shared PostgreSQL store", () =>
     const effects = new Effects();
     const runner = await hostOn(await open(), effects, gate);
     await (await runner.host.takeOver("test.loop")).finished;
-    runner.learn.arm();
+    runner.gates.learn.arm();
     const running = runner.host.trigger("test.loop");
-    await runner.learn.reached;
+    await runner.gates.learn.reached;
     const live = await stores.at(-1)!.interrupted("test.loop");
     expect(live).toHaveLength(1);
     // Joins now, sees the running iteration in the journal at load, holds no lease: leaves it.
     const joiner = await hostOn(await open(), effects, gate);
     await new Promise((r) => setTimeout(r, 300));
     expect(joiner.notes.filter((n) => n.startsWith("resumed"))).toEqual([]);
-    runner.learn.open();
+    runner.gates.learn.open();
     const done = await running;
     expect(done.status).toBe("completed");
     for (const phase of ["fetch", "decide", "apply", "learn"]) expect(effects.of(done.trace_id, phase)).toBe(1);
@@ -183,6 +195,44 @@ describeWith(pgService, "a fleet's takeover on a shared PostgreSQL store", () =>
     await joiner.host.stop({ timeoutMs: 2000 });
     await runner.host.stop({ timeoutMs: 2000 });
   });
+
+  it("property: wherever in an iteration the lease is lost, the new holder resumes at that phase, and each committed phase ran once", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 2 }), fc.constantFrom(...PHASES), async (before, phase) => {
+        const workspace = `prop-${++run}`;
+        const effects = new Effects();
+        const a = await hostOn(await open(), effects, gate, workspace);
+        const b = await hostOn(await open(), effects, gate, workspace);
+        try {
+          await (await a.host.takeOver("test.loop")).finished;
+          for (let i = 0; i < before; i++) expect((await a.host.trigger("test.loop")).status).toBe("completed");
+          const cut = await cutIn(a, phase);
+          expect(cut.error?.code).toBe("LEASE_LOST");
+          const resumed = (await (await b.host.takeOver("test.loop")).finished) as { status: string; trace_id: string; iteration: number; phases: { phase_id: string }[] } | undefined;
+          const at = PHASES.indexOf(phase);
+          if (at === 0) {
+            // Nothing of it had committed: the journal never saw it, and nothing is resumed.
+            expect(resumed).toBeUndefined();
+          } else {
+            expect(resumed).toMatchObject({ status: "completed", trace_id: cut.trace_id, iteration: before + 1 });
+            expect(resumed!.phases.map((p) => p.phase_id)).toEqual(PHASES.slice(at));
+          }
+          // Committed phases ran once; the one cut off twice (once here when it never committed).
+          expect(PHASES.map((p) => effects.of(cut.trace_id, p))).toEqual(PHASES.map((_, i) => (i < at ? 1 : i === at ? (at === 0 ? 1 : 2) : at === 0 ? 0 : 1)));
+          const next = await b.host.trigger("test.loop");
+          expect(next.iteration).toBe(at === 0 ? before + 1 : before + 2);
+          expect(effects.seen.get(next.trace_id)).toBe(at === 0 ? before : before + 1);
+          expect(await stores.at(-1)!.interrupted("test.loop")).toEqual([]);
+          expect((await stores.at(-1)!.verifyAudit(workspace)).every((r) => r.ok)).toBe(true);
+        } finally {
+          await a.host.stop({ timeoutMs: 2000 });
+          await b.host.stop({ timeoutMs: 2000 });
+        }
+      }),
+      { numRuns: 8 },
+    );
+  }, 120_000);
 });
 
 describe("resume without a fleet", () => {
