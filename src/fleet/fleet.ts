@@ -57,6 +57,8 @@ export class Fleet implements FleetGate {
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> = Promise.resolve();
   private failing = false;
+  /** Ticks admitted here whose iterations have not finished ("loop scheduled_at"). */
+  private readonly running = new Set<string>();
 
   constructor(private readonly o: FleetOptions) {}
 
@@ -135,7 +137,9 @@ export class Fleet implements FleetGate {
     if (!this.o.rerun) return;
     let ticks: { scheduled_at: number; holder: string }[];
     try {
-      ticks = await this.o.leases.unfinishedTicks(key, this.o.hostId);
+      // This host's own too (it lost the lease mid-tick and gained it back, or restarted under
+      // the same id), unless still running here.
+      ticks = (await this.o.leases.unfinishedTicks(key, "")).filter((t) => !this.running.has(`${loopId} ${t.scheduled_at}`));
     } catch (error) {
       this.o.onNote?.(`fleet: cannot read the unfinished ticks of ${loopId}: ${(error as Error).message}`);
       return;
@@ -152,10 +156,12 @@ export class Fleet implements FleetGate {
     }
   }
 
-  async finished(loopId: string, request: IterationRequest, reason: string): Promise<void> {
+  async finished(loopId: string, request: IterationRequest, reason: string, left = false): Promise<void> {
     if (reason !== "periodic") return;
     const scheduled = Date.parse(String((request.input as { scheduled_at?: unknown } | undefined)?.scheduled_at));
-    if (Number.isFinite(scheduled)) await this.o.leases.finishTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled);
+    if (!Number.isFinite(scheduled)) return;
+    this.running.delete(`${loopId} ${scheduled}`);
+    if (!left) await this.o.leases.finishTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled);
   }
 
   /**
@@ -182,7 +188,9 @@ export class Fleet implements FleetGate {
     const scheduled = Date.parse(String((request.input as { scheduled_at?: unknown } | undefined)?.scheduled_at));
     if (!Number.isFinite(scheduled)) return true;
     try {
-      return await this.o.leases.claimTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled, this.o.hostId);
+      const claimed = await this.o.leases.claimTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled, this.o.hostId);
+      if (claimed) this.running.add(`${loopId} ${scheduled}`);
+      return claimed;
     } catch (error) {
       this.o.onNote?.(`fleet: tick ${new Date(scheduled).toISOString()} of ${loopId} not run: it could not be claimed (${(error as Error).message})`);
       return false;

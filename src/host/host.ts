@@ -312,8 +312,8 @@ export class Host {
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {
       const result = await this.tracker.track(loop.id, request.workspace ?? this.workspace, loop.runIteration(request), reason !== "idle");
-      // One stopped by a lost lease is not finished: the new holder resumes or runs it again.
-      if (result.error?.code !== "LEASE_LOST") await this.options.fleet?.finished(loop.id, request, reason).catch(() => undefined);
+      // One stopped by a lost lease is left unfinished: the lease's next holder resumes or runs it.
+      await this.options.fleet?.finished(loop.id, request, reason, result.error?.code === "LEASE_LOST").catch(() => undefined);
       return result;
     } catch (error) {
       return decline((error as Error).message);

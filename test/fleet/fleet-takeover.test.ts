@@ -18,39 +18,27 @@
  * it never committed on h1); each fetch saw every earlier iteration's node, whichever host wrote
  * it; every claimed tick finished; nothing is left interrupted; the audit chain verifies.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:http";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { migrate } from "../../adapters/postgres/index.js";
 import { PostgresStore } from "../../adapters/postgres/store.js";
 import { initSignatures } from "../../src/runtime/signature.js";
-import { ROOT } from "../cli/run-bin.js";
 import { baseManifest } from "../helpers/manifests.js";
-import { describeWith, natsService, postgresService, type Service } from "../helpers/services.js";
+import { describeWith } from "../helpers/services.js";
 import { until } from "../transports/contract.js";
 import { pgSchema } from "../adapters/postgres/helpers.js";
 import { natsSystem } from "../adapters/nats/helpers.js";
+import { both, natsServiceState, pgService, startHost, type HostProcess } from "./processes.js";
 
 const HOST = resolve(import.meta.dirname, "fixtures/takeover-host.mjs");
 const TTL_MS = 2_000;
 const BLOCK_AT = 4;
 
 beforeAll(() => initSignatures());
-const [pgService, natsServiceState] = [await postgresService(), await natsService()];
-const both: Service = pgService.url && natsServiceState.url ? { url: "both" } : { missing: pgService.missing ?? natsServiceState.missing ?? "" };
-
-interface HostProcess {
-  name: string;
-  child: ChildProcess;
-  records: Record<string, any>[];
-  exited: Promise<number | null>;
-}
-
 describeWith(both, "a fleet's takeover of a half-done iteration", () => {
   const cleanup: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
@@ -84,17 +72,7 @@ describeWith(both, "a fleet's takeover of a half-done iteration", () => {
 
     const start = (name: string, blockAt?: number): HostProcess => {
       const env = { ...process.env, HOST_ID: name, PG_URL: pg.url, NATS_URL: nats.url, COUNTER_URL: counterUrl, MANIFEST: join(dir, "worker.json"), LEASE_TTL: String(TTL_MS), ...(blockAt ? { BLOCK_AT: String(blockAt) } : {}) };
-      const child = spawn(process.execPath, [HOST], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env });
-      const records: Record<string, any>[] = [];
-      createInterface({ input: child.stdout! }).on("line", (l) => records.push({ ...JSON.parse(l), seen_at: Date.now() }));
-      let stderr = "";
-      child.stderr!.on("data", (d) => (stderr += d));
-      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-      cleanup.push(async () => {
-        child.kill("SIGKILL");
-        if (stderr) console.error(`${name} stderr: ${stderr}`);
-      });
-      return { name, child, records, exited };
+      return startHost(name, [HOST], env, cleanup);
     };
     const notes = (h: HostProcess, prefix: string) => h.records.filter((r) => r.type === "note" && String(r.message).startsWith(prefix));
     const holds = (h: HostProcess) => notes(h, "fleet: fleet.worker runs here").length > notes(h, "fleet: fleet.worker no longer runs here").length;
