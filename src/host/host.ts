@@ -379,7 +379,10 @@ export class Host {
       h.held.push(request);
       return { outcome: "accepted" };
     }
-    const committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then(() => undefined);
+    // Stopped by a lost lease, it did not commit: the broker gives the signal to the next holder.
+    const committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then((r) => {
+      if (r.error?.code === "LEASE_LOST") throw new Error(r.error.message);
+    });
     committed.catch(() => undefined);
     return { outcome: "accepted", committed };
   }
