@@ -128,8 +128,9 @@ export class Fleet implements FleetGate {
       const r = await resuming;
       if (r) {
         resumed = r.ticks;
-        await r.finished;
-        for (const at of resumed) await this.o.leases.finishTick(key, at);
+        const end = (await r.finished) as { error?: { code?: string } } | undefined;
+        // Stopped again by a lost lease, the tick stays unfinished for the next holder.
+        if (end?.error?.code !== "LEASE_LOST") for (const at of resumed) await this.o.leases.finishTick(key, at);
       }
     } catch (error) {
       this.o.onNote?.(`fleet: ${loopId}: resuming what the journal shows interrupted failed: ${(error as Error).message}`);
