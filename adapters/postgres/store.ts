@@ -122,6 +122,11 @@ export class PostgresStore implements Store {
     return memory;
   }
 
+  /** The next call of a memory graph in the workspace reads the database again (a fleet takeover). */
+  refresh(workspaceId: string): void {
+    for (const graph of this.graphs.values()) graph.refresh(workspaceId);
+  }
+
   async commit(unit: UnitOfWork): Promise<void> {
     const ws = unit.workspace_id;
     if (ws === "") throw new StoreError("STORE_NO_WORKSPACE", "a unit of work needs a workspace: the empty string is none");

@@ -20,7 +20,11 @@ gives them up at once. Prepare the database once with pulse store migrate --stor
 In a fleet, loops get no kickoff iteration: they run on their cadences and signals only.`;
 
 /** What the fleet needs of the host: its loops and signals, and a way to run a taken-over tick. */
-export type FleetHost = SignalHost & { trigger(loopId: string, request: IterationRequest): Promise<unknown> };
+export type FleetHost = SignalHost & {
+  trigger(loopId: string, request: IterationRequest): Promise<unknown>;
+  takeOver(loopId: string, workspace: string): Promise<{ ticks: number[]; finished: Promise<unknown> }>;
+  release(loopId: string, why: string, workspace: string): void;
+};
 
 export interface FleetRun {
   fleet: Fleet;
@@ -58,12 +62,17 @@ export async function openFleet(
       options.note(`fleet: ${loopId} runs here (${hostId}, lease epoch ${lease.epoch})`);
       if (host) await options.nats.serveLoop(host, loopId);
     },
+    resume: async (loopId) => {
+      if (!host) throw new Error("the host is not running yet");
+      return host.takeOver(loopId, options.workspace);
+    },
     rerun: async (loopId, request) => {
       if (!host) throw new Error("the host is not running yet");
       return host.trigger(loopId, request);
     },
     onLose: async (loopId, why) => {
       options.note(`fleet: ${loopId} no longer runs here: ${why}`);
+      host?.release(loopId, why, options.workspace);
       await options.nats.stopReceiving(loopId);
     },
   });

@@ -18,8 +18,11 @@ export interface FleetGate {
   readonly cadenceOrigin: number;
   /** Whether this host runs the iteration: it holds the loop's lease and, for a periodic tick, claimed it. */
   admit(loopId: string, request: IterationRequest, reason: string): Promise<boolean>;
-  /** An admitted iteration has finished (whatever its status). */
-  finished(loopId: string, request: IterationRequest, reason: string): Promise<void>;
+  /**
+   * An admitted iteration has finished (whatever its status); `left`: it stopped because the
+   * lease was lost, and its tick stays unfinished for the lease's next holder.
+   */
+  finished(loopId: string, request: IterationRequest, reason: string, left?: boolean): Promise<void>;
 }
 
 export interface LeaseKey {

@@ -2,9 +2,12 @@
  * One host's membership of a fleet (contracts.ts). Every `renewMs` it takes or renews the lease
  * of each loop it runs, in its workspace:
  *
- *   lease gained   the loop is this host's: its cadences run here (periodic ticks claimed once per
- *                  fleet on a grid every host shares), ticks a dead holder claimed and never
- *                  finished run again here (`rerun`), and `onGain` starts taking its signals
+ *   lease gained   the loop is this host's: first `resume` continues what the journal shows the
+ *                  previous holder left interrupted (before anything new of the loop runs here);
+ *                  then its cadences run here (periodic ticks claimed once per fleet on a grid
+ *                  every host shares), ticks a dead holder claimed, never finished and left no
+ *                  trace of in the journal run again here (`rerun`), and `onGain` starts taking
+ *                  its signals
  *   lease lost     another host took it over, or this host could not renew it in time (the lease
  *                  store unreachable): cadences are declined here and `onLose` stops the signals
  *
@@ -27,6 +30,13 @@ export interface FleetOptions {
   renewMs?: number;
   onGain?(loopId: string, lease: Lease): void | Promise<void>;
   /**
+   * Called first when this host gains a loop's lease, before the loop is admitted here: the host
+   * reads the store again and continues the interrupted iteration it finds, queued ahead of
+   * anything new. Resolves once the store was read, with the periodic ticks (scheduled_at, ms)
+   * the resumed iterations belong to and a promise of their end.
+   */
+  resume?(loopId: string): Promise<{ ticks: number[]; finished: Promise<unknown> }>;
+  /**
    * Runs a tick another host claimed and never finished (it died mid-iteration), after this host
    * took the loop over: the same scheduled time, so the same input. Resolves when it finished.
    */
@@ -47,6 +57,8 @@ export class Fleet implements FleetGate {
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> = Promise.resolve();
   private failing = false;
+  /** Ticks admitted here whose iterations have not finished ("loop scheduled_at"). */
+  private readonly running = new Set<string>();
 
   constructor(private readonly o: FleetOptions) {}
 
@@ -90,10 +102,13 @@ export class Fleet implements FleetGate {
       const had = this.held.get(loopId);
       if (lease) this.giveUpAt(loopId, askedAt + (this.ttlMs * 2) / 3);
       if (lease && !had) {
+        // Called before the loop is admitted here, so what it resumes runs before any new tick.
+        const resumed = this.o.resume?.(loopId);
+        resumed?.catch(() => undefined);
         this.held.set(loopId, lease);
         await this.o.onGain?.(loopId, lease);
         // Not awaited: a long iteration must not hold up the renewal of other leases.
-        void this.takeOver(loopId);
+        void this.takeOver(loopId, resumed);
       } else if (lease) {
         this.held.set(loopId, lease);
       } else if (had) {
@@ -102,18 +117,35 @@ export class Fleet implements FleetGate {
     }
   }
 
-  /** Runs again, here, the ticks of the loop that hosts which lost it claimed and never finished. */
-  private async takeOver(loopId: string): Promise<void> {
-    if (!this.o.rerun) return;
+  /**
+   * Finishes, once resumed, the ticks whose iterations the journal had interrupted, and runs again
+   * here the other ticks of the loop that hosts which lost it claimed and never finished.
+   */
+  private async takeOver(loopId: string, resuming?: Promise<{ ticks: number[]; finished: Promise<unknown> }>): Promise<void> {
     const key = { loop_id: loopId, workspace_id: this.o.workspace };
+    let resumed: number[] = [];
+    try {
+      const r = await resuming;
+      if (r) {
+        resumed = r.ticks;
+        const end = (await r.finished) as { error?: { code?: string } } | undefined;
+        // Stopped again by a lost lease, the tick stays unfinished for the next holder.
+        if (end?.error?.code !== "LEASE_LOST") for (const at of resumed) await this.o.leases.finishTick(key, at);
+      }
+    } catch (error) {
+      this.o.onNote?.(`fleet: ${loopId}: resuming what the journal shows interrupted failed: ${(error as Error).message}`);
+    }
+    if (!this.o.rerun) return;
     let ticks: { scheduled_at: number; holder: string }[];
     try {
-      ticks = await this.o.leases.unfinishedTicks(key, this.o.hostId);
+      // This host's own too (it lost the lease mid-tick and gained it back, or restarted under
+      // the same id), unless still running here.
+      ticks = (await this.o.leases.unfinishedTicks(key, "")).filter((t) => !this.running.has(`${loopId} ${t.scheduled_at}`));
     } catch (error) {
       this.o.onNote?.(`fleet: cannot read the unfinished ticks of ${loopId}: ${(error as Error).message}`);
       return;
     }
-    for (const tick of ticks) {
+    for (const tick of ticks.filter((t) => !resumed.includes(t.scheduled_at))) {
       const scheduled_at = new Date(tick.scheduled_at).toISOString();
       this.o.onNote?.(`fleet: ${loopId} tick ${scheduled_at} was left unfinished by ${tick.holder}: running it here`);
       try {
@@ -125,10 +157,12 @@ export class Fleet implements FleetGate {
     }
   }
 
-  async finished(loopId: string, request: IterationRequest, reason: string): Promise<void> {
+  async finished(loopId: string, request: IterationRequest, reason: string, left = false): Promise<void> {
     if (reason !== "periodic") return;
     const scheduled = Date.parse(String((request.input as { scheduled_at?: unknown } | undefined)?.scheduled_at));
-    if (Number.isFinite(scheduled)) await this.o.leases.finishTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled);
+    if (!Number.isFinite(scheduled)) return;
+    this.running.delete(`${loopId} ${scheduled}`);
+    if (!left) await this.o.leases.finishTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled);
   }
 
   /**
@@ -155,7 +189,9 @@ export class Fleet implements FleetGate {
     const scheduled = Date.parse(String((request.input as { scheduled_at?: unknown } | undefined)?.scheduled_at));
     if (!Number.isFinite(scheduled)) return true;
     try {
-      return await this.o.leases.claimTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled, this.o.hostId);
+      const claimed = await this.o.leases.claimTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled, this.o.hostId);
+      if (claimed) this.running.add(`${loopId} ${scheduled}`);
+      return claimed;
     } catch (error) {
       this.o.onNote?.(`fleet: tick ${new Date(scheduled).toISOString()} of ${loopId} not run: it could not be claimed (${(error as Error).message})`);
       return false;

@@ -28,10 +28,12 @@ import { hostHooks } from "./hooks.js";
 import { SignalPlumbing } from "./plumbing.js";
 import { signalRequest, type ConnectionEmitter } from "./signals.js";
 import { IterationTracker } from "./tracker.js";
-import { resumeInterrupted } from "./recovery.js";
+import { waitsOf, type HostWait } from "./waiting.js";
+import { resumeInterrupted, takeOver, type TakenOver } from "./recovery.js";
 import type { FleetGate } from "../fleet/contracts.js";
 
 export type { HostEvent } from "./host-events.js";
+export type { HostWait } from "./waiting.js";
 
 export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
   /** Workspace of cadence-triggered iterations and of signals that name none. */
@@ -64,17 +66,6 @@ export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
    * (default 100,000 ids and 16 MiB per loop; at least half of either is always remembered).
    */
   dedupe?: DedupeLimits;
-}
-
-/** What a loop of a host waits for (see Host.waiting). */
-export interface HostWait {
-  loop_id: string;
-  /** In words: "periodic tick (every 1h)", "event \"agent_query\"", "a signal from a.loop". */
-  for: string;
-  /** When it is due, if the host has it scheduled. */
-  due?: number;
-  /** Whether the host fires it itself (a timer, a stream), rather than waiting for the outside. */
-  armed: boolean;
 }
 
 /** How long stop() lets in-flight work finish by default, on the host's clock. */
@@ -229,7 +220,21 @@ export class Host {
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
     sendUnsent(this.runtime.store, (loopId, connectionId) => this.hosted.get(loopId)?.emitters.get(connectionId), this.clock, (m) => this.note("*", m));
-    resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined), this.options.fleet !== undefined);
+    // In a fleet the store is shared: takeOver() resumes what each lease gained here covers.
+    if (!this.options.fleet) resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined));
+  }
+
+  /** This host gained the fleet lease of a loop in `workspace`: see recovery.ts takeOver. */
+  takeOver(loopId: string, workspace = this.workspace): Promise<TakenOver> {
+    return takeOver(this.required(loopId).loop, workspace, (m) => this.note(loopId, m), (running) => this.tracker.track(loopId, workspace, running, true));
+  }
+
+  /**
+   * This host lost the fleet lease of a loop in `workspace`: its iterations there start no
+   * further phase and commit nothing more (Loop.fence); the lease's new holder resumes them.
+   */
+  release(loopId: string, why: string, workspace = this.workspace): void {
+    this.hosted.get(loopId)?.loop.fence(workspace, why);
   }
 
   /**
@@ -307,7 +312,8 @@ export class Host {
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {
       const result = await this.tracker.track(loop.id, request.workspace ?? this.workspace, loop.runIteration(request), reason !== "idle");
-      await this.options.fleet?.finished(loop.id, request, reason).catch(() => undefined);
+      // One stopped by a lost lease is left unfinished: the lease's next holder resumes or runs it.
+      await this.options.fleet?.finished(loop.id, request, reason, result.error?.code === "LEASE_LOST").catch(() => undefined);
       return result;
     } catch (error) {
       return decline((error as Error).message);
@@ -373,7 +379,10 @@ export class Host {
       h.held.push(request);
       return { outcome: "accepted" };
     }
-    const committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then(() => undefined);
+    // Stopped by a lost lease, it did not commit: the broker gives the signal to the next holder.
+    const committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then((r) => {
+      if (r.error?.code === "LEASE_LOST") throw new Error(r.error.message);
+    });
     committed.catch(() => undefined);
     return { outcome: "accepted", committed };
   }
@@ -389,22 +398,9 @@ export class Host {
     return this.tracker.running === 0 && this.plumbing.pending === 0;
   }
 
-  /**
-   * What each loop waits for: its armed cadences with their next firing when scheduled (a
-   * periodic tick, an idle period), and what only the outside can trigger (events, signals,
-   * manual triggers). A stopped loop waits for nothing.
-   */
+  /** What each loop waits for (waiting.ts). */
   waiting(): HostWait[] {
-    const out: HostWait[] = [];
-    for (const h of this.hosted.values()) {
-      if (h.loop.status() === "stopped") continue;
-      for (const d of h.drivers) {
-        const w = d.waiting();
-        if (w) out.push({ loop_id: h.loop.id, ...w, armed: true });
-      }
-      for (const what of h.outside) out.push({ loop_id: h.loop.id, for: what, armed: false });
-    }
-    return out;
+    return waitsOf(this.hosted.values());
   }
 
   /** An EscalationRequest (§5.4): to the parent loop if the loop declares one, else the host's human channel. */
@@ -417,3 +413,4 @@ export class Host {
     await this.options.onEscalation?.({ from: e.loopId, to, envelope });
   }
 }
+

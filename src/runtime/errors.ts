@@ -125,6 +125,17 @@ export class LoopStoppedError extends PulseError {
   }
 }
 
+/**
+ * The host no longer holds the fleet lease of the iteration's loop and workspace: it starts no
+ * further phase and commits nothing more of the iteration, which the journal shows interrupted
+ * at its last committed phase, for the lease's new holder to resume (Loop.fence).
+ */
+export class LeaseLostError extends PulseError {
+  constructor(loopId: string, workspace: string, why: string) {
+    super("LEASE_LOST", `loop ${loopId} in workspace ${workspace} is no longer this host's (${why}): its iteration stops here, to be resumed by the lease's new holder`);
+  }
+}
+
 /** Errors that retrying cannot fix: refused by design, not by chance. */
 export function isRetryable(error: unknown): boolean {
   return !(

@@ -9,7 +9,7 @@ import { SubstrateUnavailableError } from "../substrates/contracts.js";
 import { AuditTrail } from "./audit-trail.js";
 import type { Clock } from "./clock.js";
 import type { CompiledLoop, CompiledPhase } from "./compiled-loop.js";
-import { CircuitOpenError, InvariantViolation, LoopStoppedError, PulseError } from "./errors.js";
+import { CircuitOpenError, InvariantViolation, LeaseLostError, LoopStoppedError, PulseError } from "./errors.js";
 import type { EventStream, IterationStatus } from "./events.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { Journal } from "./journal.js";
@@ -58,6 +58,8 @@ export interface ExecutorOptions {
   mutant?: MutantName | undefined;
   /** The loop's journal when the runtime has a Store: each step commits there as one unit. */
   journal?: Journal | undefined;
+  /** Why the workspace's iterations may start no further phase here (a fleet lease lost), if so. */
+  fenced?: (workspaceId: string) => string | undefined;
 }
 
 /** Trails of directly invoked phases kept at once (one per trace id the driver uses). */
@@ -142,12 +144,15 @@ export class IterationExecutor {
       }
       await this.phases(ws, entry, request.input ?? null, it, audit, result);
     } catch (e) {
+      if (e instanceof LeaseLostError) return this.abandoned(ws, workspaceId, traceId, number, startedAt, result, e, span);
       // The audit substrate itself failed (or a hook did): the iteration cannot be recorded further.
       const err = e instanceof PulseError ? e : new PulseError(e instanceof SubstrateUnavailableError ? "SUBSTRATE_UNAVAILABLE" : "ITERATION_FAILED", (e as Error)?.message ?? String(e), { cause: e });
       result.status = err instanceof CircuitOpenError || e instanceof SubstrateUnavailableError ? "degraded" : "failed";
       result.error = { code: err.code, message: err.message };
     }
 
+    const lost = this.fence(workspaceId);
+    if (lost) return this.abandoned(ws, workspaceId, traceId, number, startedAt, result, lost, span);
     ws.snapshot = stepper.step(ws.snapshot, { type: "ITERATION_END" });
     ws.started = true;
     ws.current = undefined;
@@ -179,6 +184,29 @@ export class IterationExecutor {
     return result;
   }
 
+  /** The error that stops an iteration of the workspace here, when its lease is lost. */
+  private fence(workspaceId: string): LeaseLostError | undefined {
+    const why = this.o.fenced?.(workspaceId);
+    return why === undefined ? undefined : new LeaseLostError(this.id, workspaceId, why);
+  }
+
+  /**
+   * An iteration stopped by a lost lease: nothing more of it is recorded (no end, no audit event),
+   * so the journal shows it interrupted after its last committed phase and the new holder resumes
+   * it there. Here it ends as failed with LEASE_LOST.
+   */
+  private abandoned(ws: WorkspaceState, workspaceId: string, traceId: string, number: number, startedAt: number, result: IterationResult, error: LeaseLostError, span: Span): IterationResult {
+    const { stepper, events, clock } = this.o;
+    ws.snapshot = stepper.step(ws.snapshot, { type: "ITERATION_END" });
+    ws.current = undefined;
+    this.o.journal?.discard(traceId);
+    result.status = "failed";
+    result.error = { code: error.code, message: error.message };
+    endSpan(span, result.error);
+    if (events.active) events.emit({ type: "iteration.finished", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: result.status, closed: false, error: result.error, duration_ms: clock.now() - startedAt, at: clock.now() });
+    return result;
+  }
+
   /**
    * Ends an interrupted iteration whose every phase had committed: only its end was not recorded.
    * Nothing runs again; the trail continues at `resumedAt` with the end the iteration would have had.
@@ -207,6 +235,8 @@ export class IterationExecutor {
         ws.current.phaseId = phaseId;
         ws.current.input = input;
       } else ws.current = { traceId: it.traceId, phaseId, input };
+      const fenced = this.fence(it.workspaceId);
+      if (fenced) throw fenced;
       const began = clock.now();
       const outcome = await this.runner.run(phase, input, it);
       if (it.violations.length > 0) await this.flushViolations(it, audit, outcome.signature);
@@ -259,6 +289,9 @@ export class IterationExecutor {
     if (it.outbox && it.outbox.entries.length > 0) Object.assign(step, { outbox: it.outbox.entries.splice(0) });
     if (next === undefined) journal.defer(step);
     else {
+      // A phase that finished after the lease was lost is not committed: the new holder runs it.
+      const fenced = this.fence(it.workspaceId);
+      if (fenced) throw fenced;
       await journal.commit(audit, step);
       await deliver(it);
     }

@@ -49,8 +49,20 @@ export class Journal {
     await this.store.commit({ ...prior, ...step, loop_id: this.loopId, audit: events });
   }
 
-  async recover(idempotencyLimit: number): Promise<Recovered> {
+  /** Forgets the steps of an iteration held back for its next commit (one that will not come here). */
+  discard(traceId: string): void {
+    this.deferred.delete(traceId);
+  }
+
+  /**
+   * What the store holds of the loop: of every workspace (at load), or read afresh of one
+   * (`workspace`: a fleet host taking it over, after the store dropped what it cached of it).
+   */
+  async recover(idempotencyLimit: number, workspace?: string): Promise<Recovered> {
+    if (workspace !== undefined) await this.store.refresh?.(workspace);
     const [counters, idempotency, interrupted] = await Promise.all([this.store.counters(this.loopId), this.store.idempotency(this.loopId, idempotencyLimit), this.store.interrupted(this.loopId)]);
-    return { counters, idempotency, interrupted };
+    if (workspace === undefined) return { counters, idempotency, interrupted };
+    const mine = counters.get(workspace);
+    return { counters: new Map(mine ? [[workspace, mine]] : []), idempotency: idempotency.filter((r) => r.workspace_id === workspace), interrupted: interrupted.filter((i) => i.workspace_id === workspace) };
   }
 }

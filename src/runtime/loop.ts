@@ -30,6 +30,15 @@ import { newWorkspaceState, type WorkspaceState } from "./workspace.js";
 export type { IterationRequest, IterationResult, PhaseReport, ErrorReport } from "./iteration-result.js";
 export type { LoopSnapshot } from "./snapshot.js";
 
+/** An interrupted iteration about to continue (Loop.takeOver). */
+export interface Resumable {
+  workspace: string;
+  iteration: number;
+  phase: string;
+  /** What started it, as the journal recorded (a periodic tick's `scheduled_at`, a signal). */
+  cause?: unknown;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -75,6 +84,8 @@ export class Loop {
   private readonly breakers: Breakers;
   /** Loop-wide status, applied to every workspace (pause, degrade, stop are per loop). */
   private template: AnyMachineSnapshot;
+  /** Workspaces whose fleet lease this host lost: why their iterations start no further phase here. */
+  private readonly fences = new Map<string, string>();
 
   constructor(
     private readonly o: LoopOptions,
@@ -117,6 +128,7 @@ export class Loop {
         ...(escalate ? { escalate: (e) => escalate.call(o.hooks, { loop: this, ...e }) } : {}),
       },
       settle: (result) => this.settle(result),
+      fenced: (workspaceId) => this.fences.get(workspaceId),
     });
   }
 
@@ -260,15 +272,21 @@ export class Loop {
    */
   async resumeInterrupted(workspace = "default"): Promise<IterationResult | undefined> {
     const ws = this.workspace(workspace);
+    if (!ws.current) return undefined;
+    const run = ws.tail.then(() => this.continueInterrupted(ws, workspace));
+    ws.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Runs the workspace's interrupted iteration from where it stands (in the workspace's queue). */
+  private async continueInterrupted(ws: WorkspaceState, workspace: string): Promise<IterationResult | undefined> {
     const current = ws.current;
     if (!current) return undefined;
     const complete = current.recovered?.complete;
     if (complete) {
       const resumedAt = current.recovered?.auditSeq ?? 0;
       delete current.recovered;
-      const run = ws.tail.then(() => this.executor.closeRecovered(ws, workspace, current.traceId, resumedAt, complete));
-      ws.tail = run.catch(() => undefined);
-      return run;
+      return this.executor.closeRecovered(ws, workspace, current.traceId, resumedAt, complete);
     }
     ws.snapshot = this.stepper.step(ws.snapshot, { type: "ITERATION_END" });
     ws.iterations--;
@@ -287,7 +305,38 @@ export class Loop {
       delete current.recovered;
       request.cause = { trigger: "resumed", at: current.phaseId, ...(isRecord(recovered.cause) ? { was: recovered.cause } : {}) };
     }
-    return this.enqueue(request, resumedAt, recovered?.committed);
+    return this.executor.run(ws, workspace, request, resumedAt, recovered?.committed);
+  }
+
+  /**
+   * This host (of a fleet) now holds the loop's lease for `workspace`: phases may start here
+   * again, what the journal holds of the workspace is read afresh (counters, idempotency records,
+   * the iteration another host left interrupted, the store's cached memory graphs), and that
+   * iteration continues at the phase after its last committed one, with its trace id, before
+   * any iteration queued after this call. `onResume` hears of it before it runs. Queued behind
+   * an iteration of the workspace still running here, so never reads this host's own as interrupted.
+   */
+  takeOver(workspace: string, onResume: (r: Resumable) => void): Promise<IterationResult | undefined> {
+    this.fences.delete(workspace);
+    const ws = this.workspace(workspace);
+    const run = ws.tail.then(async () => {
+      await this.recover(workspace);
+      const current = ws.current;
+      if (!current?.recovered) return undefined;
+      onResume({ workspace, iteration: ws.iterations, phase: current.phaseId, cause: current.recovered.cause });
+      return this.continueInterrupted(ws, workspace);
+    });
+    ws.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * This host lost the loop's lease for `workspace`: iterations of the workspace running here
+   * start no further phase and commit nothing more (a phase in flight runs to its end, and is
+   * not committed), ending with LEASE_LOST; the new holder resumes them from the journal.
+   */
+  fence(workspace: string, why: string): void {
+    this.fences.set(workspace, why);
   }
 
   /** Workspaces holding an iteration to resume (restored from a snapshot, or recovered from the journal). */
@@ -299,16 +348,19 @@ export class Loop {
 
   /**
    * With a journal: the counters, idempotency records and interrupted iterations the store holds
-   * for this loop, as a previous run left them. Called once, when the loop is loaded.
+   * for this loop, as a previous run left them: called once, when the loop is loaded; and for
+   * one workspace by takeOver().
    */
-  async recover(): Promise<void> {
+  async recover(workspace?: string): Promise<void> {
     const journal = this.o.journal;
     if (!journal) return;
-    const r = await journal.recover(this.o.idempotency.maxEntriesPerWorkspace);
+    const r = await journal.recover(this.o.idempotency.maxEntriesPerWorkspace, workspace);
+    // Read again for a takeover: what this host recovered earlier of the workspace may be stale.
+    if (workspace !== undefined && this.workspace(workspace).current?.recovered) this.workspace(workspace).current = undefined;
     for (const [id, c] of r.counters) {
       const ws = this.workspace(id);
-      ws.iterations = c.iterations;
-      ws.started = c.started;
+      ws.iterations = Math.max(ws.iterations, c.iterations);
+      ws.started = ws.started || c.started;
     }
     for (const rec of [...r.idempotency].reverse()) this.o.idempotency.set(rec.workspace_id, rec.signature, { output: JSON.parse(rec.canonical) as unknown, canonical: rec.canonical });
     for (const it of r.interrupted) {

@@ -174,6 +174,12 @@ export interface Store {
 
   counters(loopId: string): Promise<Map<string, LoopCounters>>;
   interrupted(loopId: string): Promise<InterruptedIteration[]>;
+  /**
+   * Drops what this process cached of a workspace (memory graphs loaded from its rows), so the
+   * next read comes from the shared database: a fleet host calls it when it takes a loop of the
+   * workspace over, to see what other hosts committed. Stores only this process writes omit it.
+   */
+  refresh?(workspaceId: string): void | Promise<void>;
   /** The most recent idempotency records of a loop's workspaces, newest first. */
   idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]>;
   /** Whether the loop's inbox holds the event (a redelivered signal). */

@@ -8,11 +8,9 @@
  * again on the host that took over), each signal a tick emitted ran the counter exactly once,
  * the ticker never ran on two hosts for one tick, and the survivors took over within the lease time.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, expect, it } from "vitest";
 import { createSubstrateServer } from "../../adapters/http/server.js";
 import { InMemoryMemory } from "../../adapters/memory/memory.js";
@@ -20,24 +18,15 @@ import type { AuditEvent } from "../../src/substrates/contracts.js";
 import { migrate } from "../../adapters/postgres/index.js";
 import { isolatedStore, ROOT } from "../cli/run-bin.js";
 import { baseManifest } from "../helpers/manifests.js";
-import { describeWith, natsService, postgresService, type Service } from "../helpers/services.js";
+import { describeWith } from "../helpers/services.js";
 import { until } from "../transports/contract.js";
 import { pgSchema } from "../adapters/postgres/helpers.js";
 import { natsSystem } from "../adapters/nats/helpers.js";
+import { both, natsServiceState, pgService, startHost, type HostProcess } from "./processes.js";
 
 const PULSE = resolve(ROOT, "dist/bin/pulse.mjs");
 const TTL_MS = 2_000;
 const INTERVAL = "700ms";
-
-const [pgService, natsServiceState] = [await postgresService(), await natsService()];
-const both: Service = pgService.url && natsServiceState.url ? { url: "both" } : { missing: pgService.missing ?? natsServiceState.missing ?? "" };
-
-interface HostProcess {
-  name: string;
-  child: ChildProcess;
-  records: Record<string, any>[];
-  exited: Promise<number | null>;
-}
 
 describeWith(both, "a fleet of three pulse run processes", () => {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -83,19 +72,8 @@ describeWith(both, "a fleet of three pulse run processes", () => {
     writeFileSync(join(dir, "ticker.json"), JSON.stringify(ticker));
     writeFileSync(join(dir, "counter.json"), JSON.stringify(counter));
 
-    const start = (name: string): HostProcess => {
-      const child = spawn(process.execPath, [PULSE, "run", dir, "--json", "--duration", "120s", "--transport", nats.url, "--fleet", pg.url, "--lease-ttl", `${TTL_MS}ms`, "--host-id", name], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...isolatedStore() } });
-      const records: Record<string, any>[] = [];
-      createInterface({ input: child.stdout! }).on("line", (l) => records.push({ ...JSON.parse(l), seen_at: Date.now() }));
-      let stderr = "";
-      child.stderr!.on("data", (d) => (stderr += d));
-      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-      cleanup.push(async () => {
-        child.kill("SIGKILL");
-        if (stderr) console.error(`${name} stderr: ${stderr}`);
-      });
-      return { name, child, records, exited };
-    };
+    const start = (name: string): HostProcess =>
+      startHost(name, [PULSE, "run", dir, "--json", "--duration", "120s", "--transport", nats.url, "--fleet", pg.url, "--lease-ttl", `${TTL_MS}ms`, "--host-id", name], { ...process.env, ...isolatedStore() }, cleanup);
     const hosts = ["h1", "h2", "h3"].map(start);
     const runsHere = (h: HostProcess, loop: string) => h.records.filter((r) => r.type === "note" && r.message.startsWith(`fleet: ${loop} runs here`));
     const holderOf = (loop: string, among = hosts) => among.find((h) => runsHere(h, loop).length > 0 && !h.records.slice(h.records.indexOf(runsHere(h, loop).at(-1)!)).some((r) => r.type === "note" && r.message.startsWith(`fleet: ${loop} no longer runs here`)));
@@ -147,7 +125,8 @@ describeWith(both, "a fleet of three pulse run processes", () => {
     // host may have died before its start reached the audit trail, so it may show once).
     const startsPer = new Map<string, number>();
     for (const e of tickerStarts) startsPer.set((e.data as any).cause.scheduled_at, (startsPer.get((e.data as any).cause.scheduled_at) ?? 0) + 1);
-    const rerunAt = rerun.map((e) => (e.data as any).cause.scheduled_at as string);
+    // (A host that lost its lease under load mid-tick and gained it back runs that tick again too.)
+    const rerunAt = tickerStarts.filter((e) => (e.data as any)?.cause?.taken_over_from !== undefined).map((e) => (e.data as any).cause.scheduled_at as string);
     expect([...startsPer.entries()].filter(([at, n]) => n > 1 && !rerunAt.includes(at))).toEqual([]);
     expect([...startsPer.values()].every((n) => n <= 2)).toBe(true);
 
