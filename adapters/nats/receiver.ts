@@ -3,8 +3,8 @@
  * and acknowledges it to JetStream only once the host is done with it.
  *
  *   receiver's answer                   the message
- *   accepted, with `committed`          ack once the triggered iteration has committed (while it
- *                                       runs, working() keeps ack_wait from expiring); nak if it
+ *   accepted or duplicate, with         ack once the triggered iteration has committed (while it
+ *   `committed`                         runs, working() keeps ack_wait from expiring); nak if it
  *                                       could not commit
  *   accepted (no `committed`), duplicate  ack
  *   rejected (invalid, no such loop)    term: final, never redelivered
@@ -124,7 +124,8 @@ export class LoopConsumer {
       m.term(ack.reason);
       return note("terminated", eventId, ack.reason ?? "rejected");
     }
-    if (ack.outcome === "accepted" && ack.committed) {
+    // Accepted, or a duplicate whose first delivery's iteration is still running: acked once it committed.
+    if (ack.committed) {
       // Keeps JetStream from redelivering a signal whose iteration outlasts ack_wait.
       const ackWaitMs = this.options.ackWaitMs ?? 30_000;
       const heartbeat = setInterval(() => m.working(), Math.max(50, ackWaitMs / 3));
