@@ -48,6 +48,9 @@ export class LoopConsumer {
   private readonly inflight = new Set<Promise<void>>();
   private stopping = false;
   private readonly acks = new TickBatch();
+  /** Messages whose iteration has not committed yet (told "working" until it has). */
+  private readonly running = new Set<JsMsg>();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -126,19 +129,30 @@ export class LoopConsumer {
     }
     // Accepted, or a duplicate whose first delivery's iteration is still running: acked once it committed.
     if (ack.committed) {
-      // Keeps JetStream from redelivering a signal whose iteration outlasts ack_wait.
-      const ackWaitMs = this.options.ackWaitMs ?? 30_000;
-      const heartbeat = setInterval(() => m.working(), Math.max(50, ackWaitMs / 3));
+      this.running.add(m);
+      this.heartbeat ??= setInterval(this.beat, Math.max(50, (this.options.ackWaitMs ?? 30_000) / 3));
       try {
         await ack.committed;
       } catch (error) {
         return retry(`its iteration did not commit: ${(error as Error).message}`);
       } finally {
-        clearInterval(heartbeat);
+        this.running.delete(m);
       }
     }
     this.acks.later(() => m.ack());
   }
+
+  /**
+   * Keeps JetStream from redelivering a signal whose iteration outlasts ack_wait: one timer for
+   * every message still waiting for its commit (not one per message), stopped when none waits.
+   */
+  private readonly beat = (): void => {
+    for (const m of this.running) m.working();
+    if (this.running.size === 0) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+    }
+  };
 
   /**
    * Stops taking signals; those already taken get up to `timeoutMs` to commit and be
@@ -152,5 +166,7 @@ export class LoopConsumer {
     await Promise.race([this.messages?.close().catch(() => undefined), deadline]);
     await Promise.race([Promise.allSettled([...this.inflight]), deadline]);
     clearTimeout(timer);
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
   }
 }
