@@ -35,8 +35,10 @@ const PLAIN_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 export function encodeForPublish(envelope: PulseCloudEvent): { headers: { encode(): Uint8Array }; body: Uint8Array } | undefined {
   const tp = envelope.traceparent;
   if (!PLAIN_HEADER_VALUE.test(envelope.id) || (tp !== undefined && !PLAIN_HEADER_VALUE.test(tp))) return undefined;
-  const head = encoder.encode(`NATS/1.0\r\ncontent-type: application/cloudevents+json\r\n${tp ? `traceparent: ${tp}\r\n` : ""}Nats-Msg-Id: ${envelope.id}\r\n\r\n`);
-  return { headers: { encode: () => head }, body: encoder.encode(JSON.stringify(envelope)) };
+  // Buffer.from, not TextEncoder: a short string lands in Node's shared pool instead of an
+  // ArrayBuffer of its own, which the collector pays for (the client copies both out at once).
+  const head = Buffer.from(`NATS/1.0\r\ncontent-type: application/cloudevents+json\r\n${tp ? `traceparent: ${tp}\r\n` : ""}Nats-Msg-Id: ${envelope.id}\r\n\r\n`, "latin1");
+  return { headers: { encode: () => head }, body: Buffer.from(JSON.stringify(envelope), "utf8") };
 }
 
 const encoder = new TextEncoder();

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { encodeForPublish, encodeSignal } from "../../../adapters/nats/codec.js";
+import { deliveryCount } from "../../../adapters/nats/receiver.js";
 import type { PulseCloudEvent } from "../../../src/tokens/types.js";
 import { envelopeFor } from "../../transports/contract.js";
 
@@ -31,5 +32,20 @@ describe("NATS codec", () => {
     expect(() => encodeSignal({ ...envelope, id: "evt\r\nX-Injected: 1" } as unknown as PulseCloudEvent)).toThrow(/\\r or \\n/);
     // The near-miss: an ordinary id with punctuation is pre-encoded.
     expect(encodeForPublish({ ...envelope, id: "evt_a-b.c:1" } as unknown as PulseCloudEvent)).toBeDefined();
+  });
+});
+
+describe("a message's delivery count, from its ack subject", () => {
+  const info = () => {
+    throw new Error("parsed by the client");
+  };
+  const msg = (reply: string) => ({ reply, get info(): never { return info(); } }) as never;
+  it("reads both forms of JetStream's ack subject, and leaves anything else to the client", () => {
+    expect(deliveryCount(msg("$JS.ACK.PULSE_S.loop-a.3.17.12.1732460000000000000.4"))).toBe(3);
+    expect(deliveryCount(msg("$JS.ACK._.ACCHASH.PULSE_S.loop-a.1.17.12.1732460000000000000.4.rnd"))).toBe(1);
+    expect(deliveryCount(msg("$JS.ACK.dom.ACCHASH.PULSE_S.loop-a.12.17.12.1732460000000000000.0"))).toBe(12);
+    // Not an ack subject, or not one this reads: the client's own parse decides.
+    expect(() => deliveryCount(msg("_INBOX.abc.1"))).toThrow("parsed by the client");
+    expect(() => deliveryCount(msg("$JS.ACK.PULSE_S.loop-a.x.17.12.1.4"))).toThrow("parsed by the client");
   });
 });
