@@ -359,8 +359,7 @@ export class Host {
     if (verdict.outcome !== "accepted") {
       this.emit({ type: "signal.received", loop_id: loopId, event_id: verdict.id ?? "?", from: verdict.source ?? "?", outcome: verdict.outcome, ...(verdict.reason ? { reason: verdict.reason } : {}), at: this.clock.now() });
       if (verdict.conflict) this.note(loopId, `signal refused: ${verdict.reason}`);
-      if (verdict.outcome === "rejected") return { outcome: "rejected", reason: verdict.reason ?? "invalid envelope" };
-      return verdict.committed ? { outcome: "duplicate", committed: verdict.committed } : { outcome: "duplicate" };
+      return verdict.outcome === "rejected" ? { outcome: "rejected", reason: verdict.reason ?? "invalid envelope" } : { outcome: "duplicate", ...(verdict.committed ? { committed: verdict.committed } : {}) };
     }
     const env = verdict.envelope as PulseCloudEvent;
     const request = signalRequest(h.loop, env, this.workspace);
@@ -373,11 +372,9 @@ export class Host {
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.
     // Acknowledged (over HTTP answered, over NATS acked) once the iteration committed, never before.
-    let committed: Promise<void>;
-    if (h.loop.status() === "paused") committed = new Promise<unknown>((done) => h.held.push({ request, done })).then(() => undefined);
-    else committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then(() => undefined);
-    committed.catch(() => undefined);
-    this.plumbing.committing(loopId, env, committed);
+    const run = h.loop.status() === "paused" ? new Promise<unknown>((done) => h.held.push({ request, done })) : this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true);
+    const committed = run.then(() => undefined);
+    this.plumbing.committing(loopId, env, committed); // which also catches its rejection
     return { outcome: "accepted", committed };
   }
 
