@@ -15,7 +15,7 @@ import { buildEnvelope } from "../src/connections/envelope.js";
 import { SignalPlumbing } from "../src/host/plumbing.js";
 import type { Connection } from "../src/manifest/types.js";
 import { initSignatures, systemClock } from "../src/runtime/index.js";
-import type { Token } from "../src/tokens/types.js";
+import type { PulseCloudEvent, Token } from "../src/tokens/types.js";
 import { median, report } from "./measure.js";
 import os from "node:os";
 
@@ -58,8 +58,13 @@ await receiving.receive(
   {
     receive: async (envelope): Promise<Ack> => {
       const verdict = receiverPlumbing.accept("bench.receiver", envelope);
-      if (verdict.outcome === "accepted" && ++handled % N === 0) done();
-      return verdict.outcome === "rejected" ? { outcome: "rejected", reason: verdict.reason ?? "invalid" } : { outcome: verdict.outcome };
+      if (verdict.outcome === "rejected") return { outcome: "rejected", reason: verdict.reason ?? "invalid" };
+      if (verdict.outcome !== "accepted") return { outcome: verdict.outcome };
+      if (++handled % N === 0) done();
+      // As a host answers: with the commit of the iteration it started (here at once), acked after it.
+      const committed = Promise.resolve();
+      receiverPlumbing.committing("bench.receiver", verdict.envelope as PulseCloudEvent, committed);
+      return { outcome: "accepted", committed };
     },
   },
   { maxAckPending: 4 * WINDOW },

@@ -133,7 +133,13 @@ const HTTP_ROUNDS = 5;
 const remote: Connection = { ...local, id: "over_http", max_inflight: CONCURRENCY, overflow_policy: "block" };
 
 const receiving = new SignalPlumbing(undefined, undefined);
-const signals = createSignalServer(receiverOf(receiving, handler));
+// A host answers "accepted" with the commit of the iteration it started, and the server replies
+// only once that settles (here: at once, there being no iteration).
+const receiveOverHttp = receiverOf(receiving, handler);
+const signals = createSignalServer(async (loopId, raw) => {
+  const ack = await receiveOverHttp(loopId, raw);
+  return ack.outcome === "accepted" ? { ...ack, committed: Promise.resolve() } : ack;
+});
 let connections = 0;
 signals.server.on("connection", () => connections++);
 const { url } = await signals.listen();

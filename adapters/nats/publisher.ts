@@ -10,6 +10,10 @@
  * or "no responders" (no stream takes the subject) rejects; no answer within the bound rejects,
  * and so does a disconnect (the message may still have been stored: a resend with the same
  * Nats-Msg-Id is then acknowledged as a duplicate).
+ *
+ * Publishes made during one turn of the event loop go out together at its end (as TickBatch
+ * does for acks): the client writes to its socket in a microtask after the first publish of a
+ * burst, so publishes a few awaits apart would each cost a write of their own.
  */
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 
@@ -23,8 +27,17 @@ export class PublishError extends Error {
   override readonly name = "PublishError";
 }
 
+/**
+ * Headers: the client's own, or already encoded (codec.ts encodeForPublish). The client's
+ * publish only calls `encode()` on them (@nats-io/nats-core 3.x, protocol.ts publish).
+ */
+export type PublishHeaders = MsgHdrs | { encode(): Uint8Array };
+
 interface Waiting {
   subject: string;
+  /** Until sent (then dropped). */
+  body: Uint8Array | undefined;
+  headers: PublishHeaders | undefined;
   deadline: number;
   resolve: (ack: PubAck) => void;
   reject: (error: Error) => void;
@@ -36,6 +49,9 @@ export class AckedPublisher {
   private readonly inbox: string;
   /** In publish order; every publish has the same bound, so also in deadline order. */
   private readonly waiting = new Map<string, Waiting>();
+  /** Publishes of this turn, not sent yet. */
+  private queued: Waiting[] = [];
+  private scheduled = false;
   private next = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed: Error | undefined;
@@ -50,20 +66,42 @@ export class AckedPublisher {
     void this.watchDisconnects();
   }
 
-  publish(subject: string, body: Uint8Array, headers: MsgHdrs): Promise<PubAck> {
+  publish(subject: string, body: Uint8Array, headers: PublishHeaders): Promise<PubAck> {
     if (this.closed) return Promise.reject(this.closed);
-    const token = (this.next++).toString(36);
     return new Promise<PubAck>((resolve, reject) => {
-      try {
-        this.nc.publish(subject, body, { reply: this.inbox + token, headers });
-      } catch (error) {
-        reject(error as Error);
-        return;
+      this.queued.push({ subject, body, headers, deadline: 0, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.send);
       }
-      this.waiting.set(token, { subject, deadline: performance.now() + this.timeoutMs, resolve, reject });
-      this.timer ??= setTimeout(() => this.expire(), this.timeoutMs);
     });
   }
+
+  /** Publishes what this turn queued. */
+  private readonly send = (): void => {
+    this.scheduled = false;
+    const queued = this.queued;
+    this.queued = [];
+    const deadline = performance.now() + this.timeoutMs;
+    for (const w of queued) {
+      if (this.closed) {
+        w.reject(this.closed);
+        continue;
+      }
+      const token = (this.next++).toString(36);
+      try {
+        this.nc.publish(w.subject, w.body, { reply: this.inbox + token, headers: w.headers as unknown as MsgHdrs });
+      } catch (error) {
+        w.reject(error as Error);
+        continue;
+      }
+      w.body = undefined;
+      w.headers = undefined;
+      w.deadline = deadline;
+      this.waiting.set(token, w);
+    }
+    if (this.waiting.size > 0) this.timer ??= setTimeout(() => this.expire(), this.timeoutMs);
+  };
 
   /** Rejects whatever still waits (the transport is closing). */
   close(reason = new PublishError("the NATS transport is closed")): void {
@@ -109,8 +147,9 @@ export class AckedPublisher {
   private failAll(error: Error): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const all = [...this.waiting.values()];
+    const all = [...this.waiting.values(), ...this.queued];
     this.waiting.clear();
+    this.queued = [];
     for (const w of all) w.reject(error);
   }
 

@@ -3,8 +3,8 @@
  * and acknowledges it to JetStream only once the host is done with it.
  *
  *   receiver's answer                   the message
- *   accepted, with `committed`          ack once the triggered iteration has committed (while it
- *                                       runs, working() keeps ack_wait from expiring); nak if it
+ *   accepted or duplicate, with         ack once the triggered iteration has committed (while it
+ *   `committed`                         runs, working() keeps ack_wait from expiring); nak if it
  *                                       could not commit
  *   accepted (no `committed`), duplicate  ack
  *   rejected (invalid, no such loop)    term: final, never redelivered
@@ -45,9 +45,14 @@ const NS_PER_MS = 1_000_000;
 
 export class LoopConsumer {
   private messages: ConsumerMessages | undefined;
-  private readonly inflight = new Set<Promise<void>>();
+  /** Messages being handled, and who waits for none to be (stop()). */
+  private handling = 0;
+  private idle: (() => void)[] = [];
   private stopping = false;
   private readonly acks = new TickBatch();
+  /** Messages whose iteration has not committed yet (told "working" until it has). */
+  private readonly running = new Set<JsMsg>();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -92,12 +97,18 @@ export class LoopConsumer {
   }
 
   private track(work: Promise<void>): void {
-    this.inflight.add(work);
-    void work.finally(() => this.inflight.delete(work));
+    // A count, not a set of promises with a finally() each: one fewer promise per signal.
+    this.handling++;
+    work.then(this.handled, this.handled);
   }
 
+  private readonly handled = (): void => {
+    if (--this.handling > 0) return;
+    for (const wake of this.idle.splice(0)) wake();
+  };
+
   private async handle(m: JsMsg): Promise<void> {
-    const delivery = m.info.deliveryCount;
+    const delivery = deliveryCount(m);
     const note = (kind: NatsReceiveNote["kind"], eventId: string | undefined, reason?: string) =>
       this.onNote({ loop_id: this.loopId, kind, delivery, ...(eventId ? { event_id: eventId } : {}), ...(reason ? { reason } : {}) });
     if (this.stopping) return m.nak();
@@ -124,20 +135,32 @@ export class LoopConsumer {
       m.term(ack.reason);
       return note("terminated", eventId, ack.reason ?? "rejected");
     }
-    if (ack.outcome === "accepted" && ack.committed) {
-      // Keeps JetStream from redelivering a signal whose iteration outlasts ack_wait.
-      const ackWaitMs = this.options.ackWaitMs ?? 30_000;
-      const heartbeat = setInterval(() => m.working(), Math.max(50, ackWaitMs / 3));
+    // Accepted, or a duplicate whose first delivery's iteration is still running: acked once it committed.
+    if (ack.committed) {
+      this.running.add(m);
+      this.heartbeat ??= setInterval(this.beat, Math.max(50, (this.options.ackWaitMs ?? 30_000) / 3));
       try {
         await ack.committed;
       } catch (error) {
         return retry(`its iteration did not commit: ${(error as Error).message}`);
       } finally {
-        clearInterval(heartbeat);
+        this.running.delete(m);
       }
     }
     this.acks.later(() => m.ack());
   }
+
+  /**
+   * Keeps JetStream from redelivering a signal whose iteration outlasts ack_wait: one timer for
+   * every message still waiting for its commit (not one per message), stopped when none waits.
+   */
+  private readonly beat = (): void => {
+    for (const m of this.running) m.working();
+    if (this.running.size === 0) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+    }
+  };
 
   /**
    * Stops taking signals; those already taken get up to `timeoutMs` to commit and be
@@ -149,7 +172,37 @@ export class LoopConsumer {
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
     // Closing asks the server to stop sending: with the server unreachable it would never answer.
     await Promise.race([this.messages?.close().catch(() => undefined), deadline]);
-    await Promise.race([Promise.allSettled([...this.inflight]), deadline]);
+    const none = this.handling === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idle.push(resolve));
+    await Promise.race([none, deadline]);
     clearTimeout(timer);
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
   }
+}
+
+/**
+ * How many times JetStream has delivered the message, read from its ack subject without the
+ * client's parse of every field (m.info): `$JS.ACK.<stream>.<consumer>.<delivered>.…` (9 tokens)
+ * or `$JS.ACK.<domain>.<account>.<stream>.<consumer>.<delivered>.…` (11 or more).
+ */
+export function deliveryCount(m: { readonly info: { deliveryCount: number } }): number {
+  // The client's message has it (its reply subject), though its JsMsg type does not say so.
+  const reply = (m as { reply?: unknown }).reply;
+  if (typeof reply !== "string") return m.info.deliveryCount;
+  if (reply.startsWith("$JS.ACK.")) {
+    let dots = 0;
+    let fourth = -1;
+    let sixth = -1;
+    for (let i = reply.indexOf("."); i !== -1; i = reply.indexOf(".", i + 1)) {
+      dots++;
+      if (dots === 4) fourth = i;
+      else if (dots === 6) sixth = i;
+    }
+    const from = dots === 8 ? fourth : dots >= 10 ? sixth : -1;
+    if (from !== -1) {
+      const n = Number.parseInt(reply.slice(from + 1, reply.indexOf(".", from + 1)), 10);
+      if (n > 0) return n;
+    }
+  }
+  return m.info.deliveryCount;
 }

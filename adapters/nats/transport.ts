@@ -21,11 +21,10 @@ import { jetstream, jetstreamManager, DiscardPolicy, RetentionPolicy, StorageTyp
 import type { Ack, SignalReceiver, Transport } from "../../src/connections/contracts.js";
 import { TransportError } from "../../src/connections/contracts.js";
 import type { PulseCloudEvent } from "../../src/tokens/types.js";
-import { encodeSignal, type NatsContentMode } from "./codec.js";
+import { encodeForPublish, encodeSignal, type NatsContentMode } from "./codec.js";
 import { isLoopId, loopSubject, parseNatsUrl, streamName, streamSubjects, type NatsAddress } from "./names.js";
 import { AckedPublisher } from "./publisher.js";
 import { LoopConsumer, type ConsumerOptions, type NatsReceiveNote } from "./receiver.js";
-import { TickBatch } from "./tick-batch.js";
 
 export interface NatsTransportOptions extends ConsumerOptions {
   /** Overrides the URL's `?system=`: names the stream PULSE_<SYSTEM> and the subjects pulse.<system>.loop.*. */
@@ -57,7 +56,6 @@ const MS = 1_000_000;
 
 export class NatsTransport implements Transport {
   private readonly consumers: LoopConsumer[] = [];
-  private readonly batch = new TickBatch();
   private readonly publisher: AckedPublisher;
   private closed = false;
 
@@ -125,12 +123,12 @@ export class NatsTransport implements Transport {
   async send(envelope: PulseCloudEvent, toLoop: string): Promise<Ack> {
     if (this.closed) throw new TransportError(`signal ${envelope.id} to ${toLoop}: the NATS transport is closed`);
     if (!isLoopId(toLoop)) return { outcome: "rejected", reason: `loop id ${JSON.stringify(toLoop)} cannot be a NATS subject` };
-    const { headers, body } = encodeSignal(envelope, this.options.mode);
+    const { headers, body } = (this.options.mode !== "binary" && encodeForPublish(envelope)) || encodeSignal(envelope, this.options.mode);
     const max = this.connection.info?.max_payload;
     if (max !== undefined && body.length > max) return { outcome: "rejected", reason: `the signal is ${body.length} bytes, over the NATS server's max_payload of ${max}` };
     try {
       const subject = loopSubject(this.system, toLoop);
-      const ack = await this.batch.run(() => this.publisher.publish(subject, body, headers));
+      const ack = await this.publisher.publish(subject, body, headers);
       return { outcome: ack.duplicate ? "duplicate" : "accepted" };
     } catch (error) {
       throw new TransportError(`signal ${envelope.id} to ${toLoop} over NATS ${this.address.display}: ${describe(error)}`, { cause: error });

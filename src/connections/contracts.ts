@@ -15,10 +15,11 @@ export interface Ack {
   /** Why it was rejected (no such loop, invalid token, …): rejection is final, never retried. */
   reason?: string;
   /**
-   * Receiving side, "accepted" only: settles when the iteration the signal started has committed
+   * Receiving side: settles when the iteration the signal started has committed
    * (finished, and with a durable store, written). A broker transport acknowledges the message
    * only then, so a receiver that dies first gets the signal again; it rejects when the iteration
-   * could not commit. Absent: the signal is safe once accepted.
+   * could not commit. Absent: the signal is safe once accepted. On a "duplicate", present while
+   * the first delivery's iteration is still running (a redelivery waits for the same commit).
    */
   committed?: Promise<void>;
 }

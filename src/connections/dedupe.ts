@@ -52,6 +52,16 @@ export class DedupeWindow {
     return this.see(id) === "first";
   }
 
+  /** Forgets an id (its signal could not be processed): the next time it is seen, it is "first". */
+  forget(id: string): void {
+    const fp = this.young.get(id);
+    if (fp !== undefined) {
+      this.young.delete(id);
+      this.youngBytes -= cost(id, fp);
+    }
+    this.old.delete(id);
+  }
+
   has(id: string): boolean {
     return this.young.has(id) || this.old.has(id);
   }

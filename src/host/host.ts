@@ -98,8 +98,8 @@ interface Hosted {
   limiter: RateLimiter | undefined;
   events: { trigger: string; filter: Expr | undefined }[];
   receiver: SignalReceiver;
-  /** Signals that arrived while the loop was paused, run on resume. */
-  held: IterationRequest[];
+  /** Signals that arrived while the loop was paused, run on resume (then `done` settles with the commit). */
+  held: { request: IterationRequest; done: (run: Promise<unknown>) => void }[];
 }
 
 export class Host {
@@ -253,6 +253,8 @@ export class Host {
     );
     await Promise.race([this.drain(), expired]);
     deadline.abort();
+    // Signals held for a loop still paused were never run: not acknowledged, their senders keep them.
+    for (const h of this.hosted.values()) for (const { done } of h.held.splice(0)) done(Promise.reject(new ReceiverUnavailableError(`the host stopped before ${h.loop.id}, paused, took the signal`)));
     const signalsDropped = await this.plumbing.close();
     this.started = false;
     this.stopped = true;
@@ -286,7 +288,13 @@ export class Host {
   resume(loopId: string): void {
     const h = this.required(loopId);
     h.loop.resume();
-    for (const request of h.held.splice(0)) this.tracker.track(loopId, request.workspace ?? this.workspace, h.loop.runIteration(request), true);
+    for (const { request, done } of h.held.splice(0)) done(this.runSignalled(h, request));
+  }
+
+  /** A signal's iteration, settled once it committed; stopped by a lost lease it did not, and the broker gives the signal to the next holder. */
+  private runSignalled(h: Hosted, request: IterationRequest): Promise<void> {
+    const run = this.tracker.track(h.loop.id, request.workspace ?? this.workspace, h.loop.runIteration(request), true);
+    return run.then((r) => (r.error?.code === "LEASE_LOST" ? Promise.reject(new Error(r.error.message)) : undefined));
   }
 
   private required(loopId: string): Hosted {
@@ -363,7 +371,7 @@ export class Host {
     if (verdict.outcome !== "accepted") {
       this.emit({ type: "signal.received", loop_id: loopId, event_id: verdict.id ?? "?", from: verdict.source ?? "?", outcome: verdict.outcome, ...(verdict.reason ? { reason: verdict.reason } : {}), at: this.clock.now() });
       if (verdict.conflict) this.note(loopId, `signal refused: ${verdict.reason}`);
-      return verdict.outcome === "rejected" ? { outcome: "rejected", reason: verdict.reason ?? "invalid envelope" } : { outcome: verdict.outcome };
+      return verdict.outcome === "rejected" ? { outcome: "rejected", reason: verdict.reason ?? "invalid envelope" } : { outcome: "duplicate", ...(verdict.committed ? { committed: verdict.committed } : {}) };
     }
     const env = verdict.envelope as PulseCloudEvent;
     const request = signalRequest(h.loop, env, this.workspace);
@@ -375,15 +383,10 @@ export class Host {
     this.admitted++;
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.
-    if (h.loop.status() === "paused") {
-      h.held.push(request);
-      return { outcome: "accepted" };
-    }
-    // Stopped by a lost lease, it did not commit: the broker gives the signal to the next holder.
-    const committed = this.tracker.track(loopId, request.workspace as string, h.loop.runIteration(request), true).then((r) => {
-      if (r.error?.code === "LEASE_LOST") throw new Error(r.error.message);
-    });
-    committed.catch(() => undefined);
+    // Acknowledged (over HTTP answered, over NATS acked) once the iteration committed, never before.
+    const committed: Promise<void> =
+      h.loop.status() === "paused" ? new Promise<unknown>((done) => h.held.push({ request, done })).then(() => undefined) : this.runSignalled(h, request);
+    this.plumbing.committing(loopId, env, committed); // which also catches its rejection
     return { outcome: "accepted", committed };
   }
 

@@ -23,6 +23,8 @@ export interface Verdict {
   envelope?: PulseCloudEvent;
   /** The id was seen before with other content. */
   conflict?: boolean;
+  /** A duplicate whose first delivery's iteration has not committed yet: settles when it has. */
+  committed?: Promise<void>;
 }
 
 /**
@@ -46,12 +48,17 @@ class HostTransport implements Transport {
     private readonly allThroughExternal: boolean,
   ) {}
 
-  async send(envelope: PulseCloudEvent, toLoop: string): Promise<Ack> {
+  /** Not async: the chosen transport's promise is handed back as it is, not wrapped in another. */
+  send(envelope: PulseCloudEvent, toLoop: string): Promise<Ack> {
     // The "drops-signal" mutant of the conformance self-test: acknowledged, never delivered.
-    if (this.dropAll) return { outcome: "accepted" };
+    if (this.dropAll) return Promise.resolve({ outcome: "accepted" });
     if (this.localLoops.has(toLoop) && !this.allThroughExternal) return this.local.send(envelope, toLoop);
-    if (this.external) return this.external.send(envelope, toLoop);
-    return { outcome: "rejected", reason: `loop ${toLoop} is not in this host and no transport route reaches it` };
+    if (!this.external) return Promise.resolve({ outcome: "rejected", reason: `loop ${toLoop} is not in this host and no transport route reaches it` });
+    try {
+      return this.external.send(envelope, toLoop);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Lets the external transport release what it holds (an HTTP transport's idle sockets). */
@@ -66,6 +73,8 @@ export class SignalPlumbing {
   private readonly loops = new Set<string>();
   private readonly windows = new Map<string, DedupeWindow>();
   private readonly channels = new Map<ConnectionEmitter, SignalChannel>();
+  /** Accepted signals whose iteration has not committed yet, by loop and id. */
+  private readonly uncommitted = new Map<string, Promise<void>>();
 
   /** `allThroughExternal`: even signals to this host's own loops go through `external` (a fleet's). */
   constructor(
@@ -110,7 +119,31 @@ export class SignalPlumbing {
       const signature = (envelope as unknown as Record<string, unknown>)[EXTENSIONS.signature];
       if (typeof signature === "string" && window.see(`signature ${envelope.source}\n${signature}`) !== "first") return { outcome: "duplicate", id: envelope.id, source: envelope.source, envelope };
     }
-    return { outcome: seen === "first" ? "accepted" : "duplicate", id: envelope.id, source: envelope.source, envelope };
+    if (seen === "duplicate") {
+      const committed = this.uncommitted.get(`${loopId}\n${envelope.id}`);
+      return { outcome: "duplicate", id: envelope.id, source: envelope.source, envelope, ...(committed ? { committed } : {}) };
+    }
+    return { outcome: "accepted", id: envelope.id, source: envelope.source, envelope };
+  }
+
+  /**
+   * Follows an accepted signal's iteration until it commits: a redelivery meanwhile is a duplicate
+   * that waits for the same commit (acknowledged only then). If it cannot commit, the loop forgets
+   * the id, so the redelivery the sender makes is taken again rather than answered duplicate.
+   */
+  committing(loopId: string, envelope: PulseCloudEvent, committed: Promise<void>): void {
+    const key = `${loopId}\n${envelope.id}`;
+    this.uncommitted.set(key, committed);
+    committed.then(
+      () => this.uncommitted.delete(key),
+      () => {
+        this.uncommitted.delete(key);
+        const window = this.windows.get(loopId);
+        window?.forget(envelope.id);
+        const signature = (envelope as unknown as Record<string, unknown>)[EXTENSIONS.signature];
+        if (typeof signature === "string") window?.forget(`signature ${envelope.source}\n${signature}`);
+      },
+    );
   }
 
   channel(connection: Connection, clock: Clock, onEvent: (e: DeliveryEvent) => void | Promise<void>, retry?: { baseMs: number; maxMs: number }): ConnectionEmitter {

@@ -8,7 +8,11 @@
  *                    percent-encoded; Content-Type: application/json; the token as the body
  *   both modes:      the W3C `traceparent` header carries the emitting iteration's trace too
  *
- * Replies: 200 {"outcome":"accepted"|"duplicate"}; 400 malformed request; 401 a missing or
+ * Replies: 200 {"outcome":"accepted"|"duplicate"}, sent only once the iteration the signal
+ * started has committed (with a durable store: written, its inbox record with it), so a sender
+ * settles its outbox only then; a duplicate already in the inbox is answered at once, a duplicate
+ * whose first delivery is still running once that iteration commits; 503 NOT_COMMITTED that iteration
+ * failed to commit (retried by the sender; the receiver takes it again); 400 malformed request; 401 a missing or
  * wrong token; 404 unknown route; 503 the receiving host is stopped (retried by the sender);
  * 413 body too large; 422 {"error":{"code","message"}} the receiver rejected the signal (an
  * invalid envelope or token, a loop it does not run). Any other 2xx (a foreign receiver's bare
@@ -233,10 +237,12 @@ export function createSignalServer(handle: SignalHandler, options: SignalServerO
           resolve({ url: `http://${host.includes(":") ? `[${host}]` : host}:${p}` });
         });
       }),
+    // A request still open waits for an iteration that did not commit (its host stopped first):
+    // cut, it is retried by its sender, which keeps the signal meanwhile.
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
-        server.closeIdleConnections();
+        server.closeAllConnections();
       }),
   };
 }
@@ -334,6 +340,16 @@ async function serve(req: IncomingMessage, res: ServerResponse, handle: SignalHa
     if (typeof traceparent === "string" && envelope.traceparent === undefined) envelope.traceparent = traceparent;
     const ack = await handle(loopId, envelope);
     if (ack.outcome === "rejected") return reply(res, 422, { error: { code: "REJECTED", message: ack.reason ?? "rejected" } });
+    if (ack.committed) {
+      // Answered once the iteration the signal started (with its inbox record) has committed, as a
+      // broker acks only then: a receiver that dies first never answers, and the sender, keeping
+      // the signal in its outbox, sends it again.
+      try {
+        await ack.committed;
+      } catch (error) {
+        return reply(res, 503, { error: { code: "NOT_COMMITTED", message: `the iteration signal ${String(envelope.id)} started did not commit (${(error as Error)?.message ?? String(error)}): send it again` } });
+      }
+    }
     return reply(res, 200, { outcome: ack.outcome });
   } catch (error) {
     if (res.headersSent) return;

@@ -291,6 +291,8 @@ describe("two OS processes", () => {
     const traces: string[] = [];
     for (const n of [1, 2]) traces.push((await a.trigger("t.a", { input: { n } })).trace_id);
     await until("the child to run signals 1 and 2", () => first.length === 2);
+    // Answered once their iterations committed: killed before that, the child would get them again.
+    await until("signals 1 and 2 to be acknowledged", () => ofType(events, "signal.delivered").length === 2);
 
     one.child.kill("SIGKILL");
     await new Promise((r) => one.child.once("exit", r));

@@ -230,10 +230,51 @@ describe("envelope (§10.1, decisions.md)", () => {
     expect(await host.receive("t.b", { ...envelope, data })).toEqual({ outcome: "rejected", reason: expect.stringMatching(/OutcomeSignal .*action_id/) });
     expect(await host.receive("t.nowhere", envelope)).toEqual({ outcome: "rejected", reason: "no loop t.nowhere in this host" });
     // The valid envelope with the same id is still new to t.b, and only once.
-    expect(await host.receive("t.b", envelope)).toMatchObject({ outcome: "accepted" });
-    expect(await host.receive("t.b", envelope)).toEqual({ outcome: "duplicate" });
+    const first = await host.receive("t.b", envelope);
+    expect(first).toEqual({ outcome: "accepted", committed: expect.any(Promise) });
+    // While the first delivery's iteration runs, a redelivery is a duplicate waiting for the same commit.
+    expect(await host.receive("t.b", envelope)).toEqual({ outcome: "duplicate", committed: first.committed });
+    await first.committed;
     await host.settled();
+    // Once it committed, a duplicate is answered at once.
+    expect(await host.receive("t.b", envelope)).toEqual({ outcome: "duplicate" });
     expect(received.actions).toEqual(["act_1"]);
+  });
+
+  it("a signal held for a paused loop is acknowledged only once its iteration commits; one that never ran (the host stopped) is taken again later", async () => {
+    const { host, received } = await oneHost(connectionTo());
+    await initSignatures();
+    const envelope = { ...buildEnvelope(emission({ loopId: "t.a" })) } as Record<string, unknown>;
+    host.start();
+    host.pause("t.b");
+    const held = await host.receive("t.b", envelope);
+    expect(held).toEqual({ outcome: "accepted", committed: expect.any(Promise) });
+    let settled: string | undefined;
+    held.committed?.then(
+      () => (settled = "committed"),
+      (e: Error) => (settled = e.message),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBeUndefined();
+    await host.stop();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(settled).toMatch(/the host stopped before t\.b, paused, took the signal/);
+    expect(received.actions).toEqual([]);
+    // Started again: the id was forgotten with the failed commit, so the redelivery runs (not a duplicate).
+    host.start();
+    host.resume("t.b");
+    const again = await host.receive("t.b", envelope);
+    expect(again).toEqual({ outcome: "accepted", committed: expect.any(Promise) });
+    await again.committed;
+    expect(received.actions).toEqual(["act_1"]);
+    // The near-miss: paused, then resumed, a held signal commits and is acknowledged.
+    const other = { ...buildEnvelope(emission({ loopId: "t.a", traceId: "2".repeat(32) })) } as Record<string, unknown>;
+    host.pause("t.b");
+    const later = await host.receive("t.b", other);
+    host.resume("t.b");
+    await expect(later.committed).resolves.toBeUndefined();
+    expect(received.actions).toHaveLength(2);
+    await host.stop();
   });
 
   it("a rejection is final: the sender drops the signal, audits why, and never retries it", async () => {
