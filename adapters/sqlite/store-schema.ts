@@ -62,8 +62,48 @@ CREATE TABLE memory_rows (
 ) STRICT;
 `;
 
-/** Migration n takes the store's tables from version n-1 to n. */
-export const STORE_MIGRATIONS: readonly string[] = [V1];
+/**
+ * Version 2: a phase's transaction dirties as few b-tree pages as it can (each dirtied page is a
+ * WAL frame written at commit, the bulk of a commit's cost): tables a phase writes are appended to
+ * by rowid, and no index keyed by a random value is written per phase.
+ * - A phase's idempotency record is two columns of its phase row (`idempotency_key`, and
+ *   `idempotency_output` when it is not the phase's output); `idempotency` keeps only records
+ *   committed without a phase, appended (no index: a read keeps the newest of each signature).
+ * - An iteration's phases are found from `phases_after` (the last phase row when it started)
+ *   instead of an index on iteration_id.
+ * - The audit trail's trace index (`audit_traces`, keyed by the random trace id) is filled in
+ *   batches up to the watermark `store_state.audit_traces_upto`; a trace query reads the index and
+ *   scans the events after the watermark. Opening the file for writing catches it up.
+ * - A workspace's chain head is its last event (the (workspace_id, chain_seq) index);
+ *   `audit_chains` is a checkpoint written every few thousand events and on close, which
+ *   `pulse audit verify` checks the chain reaches (events removed from its end).
+ */
+const V2 = `
+DROP INDEX audit_by_trace;
+CREATE TABLE audit_traces (
+  trace_id TEXT NOT NULL, seq INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (trace_id, seq, position)
+) STRICT, WITHOUT ROWID;
+INSERT INTO audit_traces (trace_id, seq, position) SELECT trace_id, seq, position FROM audit_events;
+CREATE TABLE store_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
+INSERT INTO store_state (key, value) VALUES ('audit_traces_upto', coalesce((SELECT max(position) FROM audit_events), 0));
 
-/** The tables `pulse store info` counts and `pulse store export` writes. */
+ALTER TABLE phases ADD COLUMN idempotency_key TEXT;
+ALTER TABLE phases ADD COLUMN idempotency_output TEXT;
+DROP INDEX phases_by_iteration;
+ALTER TABLE iterations ADD COLUMN phases_after INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE idempotency_v2 (
+  id INTEGER PRIMARY KEY, loop_id TEXT NOT NULL, workspace_id TEXT NOT NULL, signature TEXT NOT NULL,
+  output TEXT NOT NULL, trace_id TEXT NOT NULL, created_at TEXT NOT NULL
+) STRICT;
+INSERT INTO idempotency_v2 (loop_id, workspace_id, signature, output, trace_id, created_at)
+  SELECT loop_id, workspace_id, signature, output, trace_id, created_at FROM idempotency ORDER BY created_at, rowid;
+DROP TABLE idempotency;
+ALTER TABLE idempotency_v2 RENAME TO idempotency;
+`;
+
+/** Migration n takes the store's tables from version n-1 to n. */
+export const STORE_MIGRATIONS: readonly string[] = [V1, V2];
+
+/** The tables `pulse store info` counts and `pulse store export` writes (audit_traces is an index of audit_events). */
 export const STORE_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_rows"] as const;

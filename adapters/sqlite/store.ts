@@ -53,6 +53,17 @@ function checkReadable(db: Database, path: string): void {
   if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
 }
 
+/**
+ * The positions of a trace's events (@trace): those the trace index holds, and those after its
+ * watermark, which it does not hold yet.
+ */
+const TRACE_POSITIONS = "SELECT position FROM audit_traces WHERE trace_id = @trace UNION ALL SELECT position FROM audit_events WHERE position > (SELECT value FROM store_state WHERE key = 'audit_traces_upto') AND trace_id = @trace";
+
+/** Events appended after the trace index's watermark before a unit brings the index up to date. */
+const TRACE_INDEX_BATCH = 2048;
+/** Events a workspace's chain grows by between two checkpoints of its head (audit_chains). */
+const CHECKPOINT_EVERY = 4096;
+
 function json(value: unknown): string {
   return canonicalJson(value === undefined ? null : value);
 }
@@ -69,12 +80,15 @@ export class SqliteStore implements Store {
   private readonly staged = new Map<string, MemoryChange[]>();
   private readonly writeUnit: (unit: UnitOfWork) => void;
   /**
-   * Each workspace's chain head as this connection last wrote it, valid while SQLite's
-   * data_version is `headsAt`: it moves only when another connection commits to the file, which
-   * then sends the next unit back to the heads in the file.
+   * What this connection knows of the file, valid while SQLite's data_version is `knownAt`: it
+   * moves only when another connection commits to the file, which sends the next unit back to
+   * the file. Each workspace's chain head (and the checkpoint of it in audit_chains), the loop
+   * counters last written, the trace index's watermark.
    */
-  private readonly heads = new Map<string, { next_seq: number; head: string }>();
-  private headsAt = -1;
+  private readonly heads = new Map<string, { next_seq: number; head: string; checkpointed: number }>();
+  private readonly countersWritten = new Map<string, string>();
+  private tracesUpTo: number | undefined;
+  private knownAt = -1;
   /** Journal row ids of iterations this store saw start and not yet finish. */
   private readonly running = new Map<string, number>();
 
@@ -94,18 +108,53 @@ export class SqliteStore implements Store {
     }
     this.audit = new StoreAudit(this);
     this.writeUnit = this.db.transaction((unit: UnitOfWork) => this.write(unit)).immediate;
+    if (!options.readonly) {
+      try {
+        this.db.transaction(() => this.indexTraces(0)).immediate();
+      } catch (error) {
+        this.db.close();
+        throw storeError(path, error);
+      }
+    }
+  }
+
+  /** Sends the next unit to the file for what another connection may have changed. */
+  private refresh(): void {
+    const version = (this.s.dataVersion!.get() as { data_version: number }).data_version;
+    if (version === this.knownAt) return;
+    this.knownAt = version;
+    this.heads.clear();
+    this.countersWritten.clear();
+    this.tracesUpTo = undefined;
+  }
+
+  /** Brings the trace index up to date when `lastPosition` is at least `batch` events past its watermark. */
+  private indexTraces(batch: number, lastPosition?: number): void {
+    const s = this.s;
+    this.tracesUpTo ??= (s.tracesUpTo!.get() as { value: number }).value;
+    const last = lastPosition ?? (s.lastPosition!.get() as { position: number }).position;
+    if (last - this.tracesUpTo < Math.max(batch, 1)) return;
+    s.indexTraces!.run(this.tracesUpTo);
+    s.setTracesUpTo!.run(last);
+    this.tracesUpTo = last;
   }
 
   private prepare(): Record<string, Statement> {
     const p = (sql: string) => this.db.prepare(sql);
     return {
-      startIteration: p("INSERT INTO iterations (loop_id, workspace_id, trace_id, number, entry, input, cause, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running') ON CONFLICT DO NOTHING"),
+      // phases_after: the iteration's phase rows follow this one (found without an index on iteration_id).
+      startIteration: p("INSERT INTO iterations (loop_id, workspace_id, trace_id, number, entry, input, cause, started_at, status, phases_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', (SELECT coalesce(max(id), 0) FROM phases)) ON CONFLICT DO NOTHING"),
       iterationId: p("SELECT id FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?"),
-      phase: p("INSERT INTO phases (iteration_id, phase_id, signature, status, output, next, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      phase: p("INSERT INTO phases (iteration_id, phase_id, signature, status, output, next, committed_at, idempotency_key, idempotency_output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       finish: p("UPDATE iterations SET status = ?, closed = ?, error = ?, finished_at = ? WHERE id = ?"),
-      idempotency: p("INSERT INTO idempotency (workspace_id, signature, loop_id, output, trace_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET output = excluded.output, trace_id = excluded.trace_id, created_at = excluded.created_at"),
-      head: p("SELECT next_seq, head FROM audit_chains WHERE workspace_id = ?"),
-      setHead: p("INSERT INTO audit_chains (workspace_id, next_seq, head) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET next_seq = excluded.next_seq, head = excluded.head"),
+      idempotency: p("INSERT INTO idempotency (workspace_id, signature, loop_id, output, trace_id, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
+      head: p("SELECT chain_seq, hash FROM audit_events WHERE workspace_id = ? ORDER BY chain_seq DESC LIMIT 1"),
+      checkpoint: p("SELECT next_seq, head FROM audit_chains WHERE workspace_id = ?"),
+      setCheckpoint: p("INSERT INTO audit_chains (workspace_id, next_seq, head) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET next_seq = excluded.next_seq, head = excluded.head WHERE excluded.next_seq > audit_chains.next_seq"),
+      tracesUpTo: p("SELECT value FROM store_state WHERE key = 'audit_traces_upto'"),
+      indexTraces: p("INSERT OR IGNORE INTO audit_traces (trace_id, seq, position) SELECT trace_id, seq, position FROM audit_events WHERE position > ?"),
+      setTracesUpTo: p("UPDATE store_state SET value = ? WHERE key = 'audit_traces_upto'"),
+      lastPosition: p("SELECT coalesce(max(position), 0) AS position FROM audit_events"),
       auditEvent: p("INSERT INTO audit_events (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       memoryPut: p("INSERT INTO memory_rows (graph, workspace_id, kind, key, value) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
       memoryDelete: p("DELETE FROM memory_rows WHERE graph = ? AND workspace_id = ? AND kind = ? AND key = ?"),
@@ -114,15 +163,17 @@ export class SqliteStore implements Store {
       inbox: p("INSERT INTO inbox (loop_id, workspace_id, event_id, trace_id, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
       counters: p("INSERT INTO loops (loop_id, workspace_id, iterations, started, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET iterations = excluded.iterations, started = excluded.started, updated_at = excluded.updated_at"),
       loadCounters: p("SELECT workspace_id, iterations, started FROM loops WHERE loop_id = ?"),
-      running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause FROM iterations WHERE loop_id = ? AND status = 'running' ORDER BY id"),
-      phasesOf: p("SELECT phase_id, signature, status, output, next FROM phases WHERE iteration_id = ? ORDER BY id"),
-      auditSeq: p("SELECT max(seq) AS seq FROM audit_events WHERE trace_id = ? AND loop_id = ? AND workspace_id = ?"),
-      loadIdempotency: p("SELECT workspace_id, signature, output FROM idempotency WHERE loop_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?"),
+      running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause, phases_after FROM iterations WHERE loop_id = ? AND status = 'running' ORDER BY id"),
+      phasesOf: p("SELECT phase_id, signature, status, output, next FROM phases WHERE id > ? AND iteration_id = ? ORDER BY id"),
+      auditSeq: p(`SELECT max(seq) AS seq FROM audit_events WHERE position IN (${TRACE_POSITIONS}) AND loop_id = @loop AND workspace_id = @workspace`),
+      // Newest first, each source in commit order; read() merges them and keeps each signature's newest.
+      phaseIdempotency: p("SELECT i.workspace_id, p.idempotency_key AS signature, coalesce(p.idempotency_output, p.output) AS output, p.committed_at AS at, p.id FROM phases p JOIN iterations i ON i.id = p.iteration_id WHERE p.idempotency_key IS NOT NULL AND i.loop_id = ? ORDER BY p.id DESC"),
+      loadIdempotency: p("SELECT workspace_id, signature, output, created_at AS at, id FROM idempotency WHERE loop_id = ? ORDER BY id DESC"),
       received: p("SELECT 1 FROM inbox WHERE loop_id = ? AND workspace_id = ? AND event_id = ?"),
       pending: p("SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?"),
       settle: p("UPDATE outbox SET status = ?, detail = ?, settled_at = ? WHERE connection_id = ? AND event_id = ? AND status = 'pending'"),
       dataVersion: p("PRAGMA data_version"),
-      chains: p("SELECT workspace_id, next_seq, head FROM audit_chains ORDER BY workspace_id"),
+      chains: p("SELECT workspace_id FROM audit_events GROUP BY workspace_id UNION SELECT workspace_id FROM audit_chains ORDER BY workspace_id"),
       chainRows: p("SELECT * FROM audit_events WHERE workspace_id = ? ORDER BY chain_seq"),
     };
   }
@@ -149,13 +200,14 @@ export class SqliteStore implements Store {
     } catch (error) {
       // A rolled-back unit may have cached the id of a row, or a chain head, that is not there.
       this.running.delete(`${unit.loop_id}\u0000${unit.workspace_id}\u0000${unit.trace_id}`);
-      this.heads.clear();
+      this.knownAt = -1;
       throw storeError(this.path, error);
     }
   }
 
   private write(unit: UnitOfWork): void {
     const s = this.s;
+    this.refresh();
     const now = new Date().toISOString();
     const { loop_id, workspace_id, trace_id } = unit;
     if (unit.started) {
@@ -169,11 +221,19 @@ export class SqliteStore implements Store {
       if (iterationId !== undefined && !unit.finished) this.running.set(key, iterationId);
       return iterationId;
     };
+    let idempotency = unit.idempotency;
     if (unit.phase) {
       const id = iteration();
-      if (id !== undefined) s.phase!.run(id, unit.phase.phase_id, unit.phase.signature, unit.phase.status, unit.phase.canonical ?? json(unit.phase.output), unit.phase.next, now);
+      if (id !== undefined) {
+        const p = unit.phase;
+        const output = p.canonical ?? json(p.output);
+        // The phase's idempotency record travels in its row: no other table, no index written.
+        const own = idempotency !== undefined && idempotency.workspace_id === workspace_id ? idempotency : undefined;
+        s.phase!.run(id, p.phase_id, p.signature, p.status, output, p.next, now, own?.signature ?? null, own === undefined || own.canonical === output ? null : own.canonical);
+        if (own) idempotency = undefined;
+      }
     }
-    if (unit.idempotency) s.idempotency!.run(unit.idempotency.workspace_id, unit.idempotency.signature, loop_id, unit.idempotency.canonical, trace_id, now);
+    if (idempotency) s.idempotency!.run(idempotency.workspace_id, idempotency.signature, loop_id, idempotency.canonical, trace_id, now);
     if (unit.audit.length > 0) this.appendAudit(workspace_id, unit.audit);
     if (unit.memory) {
       const graph = this.graphOf.get(unit.memory.substrate);
@@ -195,29 +255,42 @@ export class SqliteStore implements Store {
       if (id !== undefined) s.finish!.run(f.status, f.closed ? 1 : 0, f.error ? json(f.error) : null, now, id);
       this.running.delete(key);
     }
-    if (unit.counters) s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
+    if (unit.counters) {
+      // An iteration's end repeats the counters its start wrote: the row is not written again.
+      const c = `${unit.counters.iterations}|${unit.counters.started}`;
+      const at = `${loop_id}\u0000${workspace_id}`;
+      if (this.countersWritten.get(at) !== c) {
+        s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
+        this.countersWritten.set(at, c);
+      }
+    }
   }
 
   private appendAudit(workspaceId: string, events: readonly AuditEvent[]): void {
     const s = this.s;
-    // Read inside the write transaction: no other connection can commit until it ends.
-    const version = (s.dataVersion!.get() as { data_version: number }).data_version;
-    if (version !== this.headsAt) {
-      this.heads.clear();
-      this.headsAt = version;
-    }
+    // Read inside the write transaction (after refresh()): no other connection can commit until it ends.
     let head = this.heads.get(workspaceId);
-    head ??= (s.head!.get(workspaceId) as { next_seq: number; head: string } | undefined) ?? { next_seq: 0, head: GENESIS };
+    if (!head) {
+      const last = s.head!.get(workspaceId) as { chain_seq: number; hash: string } | undefined;
+      const checkpoint = s.checkpoint!.get(workspaceId) as { next_seq: number } | undefined;
+      head = { next_seq: last ? last.chain_seq + 1 : 0, head: last ? last.hash : GENESIS, checkpointed: checkpoint?.next_seq ?? 0 };
+    }
     let seq = head.next_seq;
     let prev = head.head;
+    let position = 0;
     for (const e of events) {
       const hash = chainHash(prev, e);
-      s.auditEvent!.run(workspaceId, seq, e.event_id, e.event_type, e.trace_id, e.loop_id, e.phase_id, e.seq, e.timestamp, e.signature, e.data === undefined ? null : canonicalJson(e.data), prev, hash);
+      position = Number(s.auditEvent!.run(workspaceId, seq, e.event_id, e.event_type, e.trace_id, e.loop_id, e.phase_id, e.seq, e.timestamp, e.signature, e.data === undefined ? null : canonicalJson(e.data), prev, hash).lastInsertRowid);
       prev = hash;
       seq++;
     }
-    s.setHead!.run(workspaceId, seq, prev);
-    this.heads.set(workspaceId, { next_seq: seq, head: prev });
+    let checkpointed = head.checkpointed;
+    if (seq - checkpointed >= CHECKPOINT_EVERY) {
+      s.setCheckpoint!.run(workspaceId, seq, prev);
+      checkpointed = seq;
+    }
+    this.heads.set(workspaceId, { next_seq: seq, head: prev, checkpointed });
+    this.indexTraces(TRACE_INDEX_BATCH, position);
   }
 
   private read<T>(fn: () => T): Promise<T> {
@@ -234,9 +307,9 @@ export class SqliteStore implements Store {
 
   interrupted(loopId: string): Promise<InterruptedIteration[]> {
     return this.read(() =>
-      (this.s.running!.all(loopId) as { id: number; workspace_id: string; trace_id: string; number: number; entry: string; input: string; cause: string | null }[]).map((r) => {
-        const phases = (this.s.phasesOf!.all(r.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
-        const seq = (this.s.auditSeq!.get(r.trace_id, loopId, r.workspace_id) as { seq: number | null }).seq;
+      (this.s.running!.all(loopId) as { id: number; workspace_id: string; trace_id: string; number: number; entry: string; input: string; cause: string | null; phases_after: number }[]).map((r) => {
+        const phases = (this.s.phasesOf!.all(r.phases_after, r.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
+        const seq = (this.s.auditSeq!.get({ trace: r.trace_id, loop: loopId, workspace: r.workspace_id }) as { seq: number | null }).seq;
         const it: InterruptedIteration = { loop_id: loopId, workspace_id: r.workspace_id, trace_id: r.trace_id, number: r.number, entry: r.entry, input: JSON.parse(r.input) as unknown, phases, audit_seq: seq === null ? 0 : seq + 1 };
         if (r.cause !== null) it.cause = JSON.parse(r.cause) as unknown;
         return it;
@@ -245,7 +318,30 @@ export class SqliteStore implements Store {
   }
 
   idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {
-    return this.read(() => (this.s.loadIdempotency!.all(loopId, limit) as { workspace_id: string; signature: string; output: string }[]).map((r) => ({ workspace_id: r.workspace_id, signature: r.signature, canonical: r.output })));
+    type Row = { workspace_id: string; signature: string; output: string; at: string; id: number };
+    return this.read(() => {
+      // Two sources, each newest first: phase rows and records committed without a phase.
+      const sources = [this.s.phaseIdempotency!.iterate(loopId), this.s.loadIdempotency!.iterate(loopId)] as IterableIterator<Row>[];
+      const heads = sources.map((it) => it.next());
+      const out: IdempotencyRecord[] = [];
+      const seen = new Set<string>();
+      try {
+        while (out.length < limit) {
+          const [a, b] = heads as [IteratorResult<Row>, IteratorResult<Row>];
+          if (a.done && b.done) break;
+          const i = b.done || (!a.done && a.value.at >= b.value.at) ? 0 : 1;
+          const r = (heads[i] as IteratorYieldResult<Row>).value;
+          heads[i] = (sources[i] as IterableIterator<Row>).next();
+          const key = `${r.workspace_id}\u0000${r.signature}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          out.push({ workspace_id: r.workspace_id, signature: r.signature, canonical: r.output });
+        }
+      } finally {
+        for (const it of sources) it.return?.();
+      }
+      return out;
+    });
   }
 
   received(loopId: string, workspaceId: string, eventId: string): Promise<boolean> {
@@ -265,7 +361,7 @@ export class SqliteStore implements Store {
       const where: string[] = ["position > ?"];
       const params: unknown[] = [filter.after ?? 0];
       if (filter.loop_id !== undefined) (where.push("loop_id = ?"), params.push(filter.loop_id));
-      if (filter.trace_id !== undefined) (where.push("trace_id = ?"), params.push(filter.trace_id));
+      if (filter.trace_id !== undefined) (where.push(`position IN (${TRACE_POSITIONS.replaceAll("@trace", "?")})`), params.push(filter.trace_id, filter.trace_id));
       if (filter.workspace_id !== undefined) (where.push("workspace_id = ?"), params.push(filter.workspace_id));
       const rows = this.db.prepare(`SELECT * FROM audit_events WHERE ${where.join(" AND ")} ORDER BY position LIMIT ?`).all(...params, filter.limit + 1) as AuditRow[];
       const more = rows.length > filter.limit;
@@ -278,10 +374,11 @@ export class SqliteStore implements Store {
 
   verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
     return this.read(() => {
-      const chains = (this.s.chains!.all() as { workspace_id: string; next_seq: number; head: string }[]).filter((c) => workspaceId === undefined || c.workspace_id === workspaceId);
-      return chains.map((c) => {
-        const links: ChainLink[] = (this.s.chainRows!.all(c.workspace_id) as AuditRow[]).map((r) => ({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash }));
-        return { workspace_id: c.workspace_id, ...verifyChain(links, { next_seq: c.next_seq, hash: c.head }) };
+      const chains = (this.s.chains!.all() as { workspace_id: string }[]).filter((c) => workspaceId === undefined || c.workspace_id === workspaceId);
+      return chains.map(({ workspace_id }) => {
+        const links: ChainLink[] = (this.s.chainRows!.all(workspace_id) as AuditRow[]).map((r) => ({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash }));
+        const checkpoint = this.s.checkpoint!.get(workspace_id) as { next_seq: number; head: string } | undefined;
+        return { workspace_id, ...verifyChain(links, checkpoint && { next_seq: checkpoint.next_seq, hash: checkpoint.head, reached: true }) };
       });
     });
   }
@@ -290,6 +387,8 @@ export class SqliteStore implements Store {
     return this.read(() => {
       const counts: Record<string, number> = {};
       for (const t of STORE_TABLES) counts[t] = (this.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+      // Most idempotency records are columns of their phase's row.
+      counts.idempotency = (counts.idempotency ?? 0) + (this.db.prepare("SELECT count(*) AS n FROM phases WHERE idempotency_key IS NOT NULL").get() as { n: number }).n;
       let bytes = 0;
       for (const suffix of ["", "-wal"]) {
         try {
@@ -320,6 +419,19 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      // Checkpoints each chain head this connection wrote since its last checkpoint.
+      if (!this.db.readonly && this.heads.size > 0) {
+        this.db.transaction(() => {
+          this.refresh();
+          for (const [workspaceId, h] of this.heads) if (h.next_seq > h.checkpointed) this.s.setCheckpoint!.run(workspaceId, h.next_seq, h.head);
+        }).immediate();
+      }
+    } catch {
+      // Only a checkpoint: the chain itself is committed; verify checks against the last one written.
+    } finally {
+      this.db.close();
+    }
   }
 }

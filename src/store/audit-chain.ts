@@ -37,9 +37,10 @@ export interface ChainCheck {
 
 /**
  * Walks a workspace's links in chain order and reports the first broken one; `head` (what the
- * store recorded as the chain's end) catches events removed from its end.
+ * store recorded as the chain's end) catches events removed from its end. A head recorded as a
+ * checkpoint (`reached`) is a point the chain must reach: it may have grown since.
  */
-export function verifyChain(links: readonly ChainLink[], head?: { next_seq: number; hash: string }): ChainCheck {
+export function verifyChain(links: readonly ChainLink[], head?: { next_seq: number; hash: string; reached?: boolean }): ChainCheck {
   let prev = GENESIS;
   let i = 0;
   for (const link of links) {
@@ -50,8 +51,11 @@ export function verifyChain(links: readonly ChainLink[], head?: { next_seq: numb
     prev = link.hash;
     i++;
   }
-  if (head && (head.next_seq !== i || head.hash !== prev)) {
-    return { ok: false, events: i, broken: { chain_seq: i, event_id: null, reason: `the chain should have ${head.next_seq} events and has ${i}: events were removed from its end` } };
-  }
+  if (!head) return { ok: true, events: i };
+  const removed = { ok: false, events: i, broken: { chain_seq: i, event_id: null, reason: `the chain should have ${head.reached ? "at least " : ""}${head.next_seq} events and has ${i}: events were removed from its end` } };
+  if (!head.reached) return head.next_seq !== i || head.hash !== prev ? removed : { ok: true, events: i };
+  if (i < head.next_seq) return removed;
+  const at = head.next_seq === 0 ? GENESIS : (links[head.next_seq - 1] as ChainLink).hash;
+  if (at !== head.hash) return { ok: false, events: i, broken: { chain_seq: head.next_seq - 1, event_id: links[head.next_seq - 1]?.event.event_id ?? null, reason: "its hash is not the one the store's checkpoint of the chain recorded: the chain was rewritten from there" } };
   return { ok: true, events: i };
 }
