@@ -74,12 +74,29 @@ CREATE TABLE memory_rows (
  * - The audit trail's trace index (`audit_traces`, keyed by the random trace id) is filled in
  *   batches up to the watermark `store_state.audit_traces_upto`; a trace query reads the index and
  *   scans the events after the watermark. Opening the file for writing catches it up.
- * - A workspace's chain head is its last event (the (workspace_id, chain_seq) index);
- *   `audit_chains` is a checkpoint written every few thousand events and on close, which
- *   `pulse audit verify` checks the chain reaches (events removed from its end).
+ * - `audit_events` has no index besides its position: a workspace's chain head is kept in memory
+ *   and checkpointed in `audit_chains` (next_seq, head, and `upto`: the workspace has no event
+ *   after its head up to that position) when its chain starts, every few thousand events and
+ *   on close; the head is its checkpoint or its last event after `upto`. `pulse audit verify`
+ *   walks the chain in position order and checks it reaches the checkpoint (events removed from
+ *   its end).
  */
 const V2 = `
-DROP INDEX audit_by_trace;
+CREATE TABLE audit_events_v2 (
+  position INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, chain_seq INTEGER NOT NULL, event_id TEXT NOT NULL,
+  event_type TEXT NOT NULL, trace_id TEXT NOT NULL, loop_id TEXT NOT NULL, phase_id TEXT, seq INTEGER NOT NULL,
+  timestamp TEXT NOT NULL, signature TEXT NOT NULL, data TEXT, prev_hash TEXT NOT NULL, hash TEXT NOT NULL
+) STRICT;
+INSERT INTO audit_events_v2 SELECT position, workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash FROM audit_events ORDER BY position;
+DROP TABLE audit_events;
+ALTER TABLE audit_events_v2 RENAME TO audit_events;
+CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only (PULSE §7.3): UPDATE refused'); END;
+CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only (PULSE §7.3): DELETE refused'); END;
+ALTER TABLE audit_chains ADD COLUMN upto INTEGER NOT NULL DEFAULT 0;
+UPDATE audit_chains SET upto = (SELECT coalesce(max(position), 0) FROM audit_events);
+
 CREATE TABLE audit_traces (
   trace_id TEXT NOT NULL, seq INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (trace_id, seq, position)
 ) STRICT, WITHOUT ROWID;

@@ -148,9 +148,10 @@ export class SqliteStore implements Store {
       phase: p("INSERT INTO phases (iteration_id, phase_id, signature, status, output, next, committed_at, idempotency_key, idempotency_output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       finish: p("UPDATE iterations SET status = ?, closed = ?, error = ?, finished_at = ? WHERE id = ?"),
       idempotency: p("INSERT INTO idempotency (workspace_id, signature, loop_id, output, trace_id, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
-      head: p("SELECT chain_seq, hash FROM audit_events WHERE workspace_id = ? ORDER BY chain_seq DESC LIMIT 1"),
-      checkpoint: p("SELECT next_seq, head FROM audit_chains WHERE workspace_id = ?"),
-      setCheckpoint: p("INSERT INTO audit_chains (workspace_id, next_seq, head) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET next_seq = excluded.next_seq, head = excluded.head WHERE excluded.next_seq > audit_chains.next_seq"),
+      // A backward scan from the end of the trail down to the checkpoint's position.
+      headAfter: p("SELECT chain_seq, hash FROM audit_events WHERE position > ? AND workspace_id = ? ORDER BY position DESC LIMIT 1"),
+      checkpoint: p("SELECT next_seq, head, upto FROM audit_chains WHERE workspace_id = ?"),
+      setCheckpoint: p("INSERT INTO audit_chains (workspace_id, next_seq, head, upto) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET next_seq = excluded.next_seq, head = excluded.head, upto = excluded.upto WHERE excluded.next_seq >= audit_chains.next_seq AND excluded.upto >= audit_chains.upto"),
       tracesUpTo: p("SELECT value FROM store_state WHERE key = 'audit_traces_upto'"),
       indexTraces: p("INSERT OR IGNORE INTO audit_traces (trace_id, seq, position) SELECT trace_id, seq, position FROM audit_events WHERE position > ?"),
       setTracesUpTo: p("UPDATE store_state SET value = ? WHERE key = 'audit_traces_upto'"),
@@ -173,8 +174,8 @@ export class SqliteStore implements Store {
       pending: p("SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?"),
       settle: p("UPDATE outbox SET status = ?, detail = ?, settled_at = ? WHERE connection_id = ? AND event_id = ? AND status = 'pending'"),
       dataVersion: p("PRAGMA data_version"),
-      chains: p("SELECT workspace_id FROM audit_events GROUP BY workspace_id UNION SELECT workspace_id FROM audit_chains ORDER BY workspace_id"),
-      chainRows: p("SELECT * FROM audit_events WHERE workspace_id = ? ORDER BY chain_seq"),
+      checkpoints: p("SELECT workspace_id, next_seq, head FROM audit_chains"),
+      allEvents: p("SELECT * FROM audit_events ORDER BY position"),
     };
   }
 
@@ -270,10 +271,14 @@ export class SqliteStore implements Store {
     const s = this.s;
     // Read inside the write transaction (after refresh()): no other connection can commit until it ends.
     let head = this.heads.get(workspaceId);
+    // A stale checkpoint (far behind the end of the trail) is moved up once the head is known.
+    let stale = false;
     if (!head) {
-      const last = s.head!.get(workspaceId) as { chain_seq: number; hash: string } | undefined;
-      const checkpoint = s.checkpoint!.get(workspaceId) as { next_seq: number } | undefined;
-      head = { next_seq: last ? last.chain_seq + 1 : 0, head: last ? last.hash : GENESIS, checkpointed: checkpoint?.next_seq ?? 0 };
+      // No checkpoint: the workspace has no chain yet (one is written when it starts).
+      const checkpoint = s.checkpoint!.get(workspaceId) as { next_seq: number; head: string; upto: number } | undefined;
+      const last = checkpoint && (s.headAfter!.get(checkpoint.upto, workspaceId) as { chain_seq: number; hash: string } | undefined);
+      head = last ? { next_seq: last.chain_seq + 1, head: last.hash, checkpointed: checkpoint.next_seq } : checkpoint ? { next_seq: checkpoint.next_seq, head: checkpoint.head, checkpointed: checkpoint.next_seq } : { next_seq: 0, head: GENESIS, checkpointed: -1 };
+      stale = checkpoint !== undefined && (s.lastPosition!.get() as { position: number }).position - checkpoint.upto > CHECKPOINT_EVERY;
     }
     let seq = head.next_seq;
     let prev = head.head;
@@ -285,8 +290,8 @@ export class SqliteStore implements Store {
       seq++;
     }
     let checkpointed = head.checkpointed;
-    if (seq - checkpointed >= CHECKPOINT_EVERY) {
-      s.setCheckpoint!.run(workspaceId, seq, prev);
+    if (stale || checkpointed < 0 || seq - checkpointed >= CHECKPOINT_EVERY) {
+      s.setCheckpoint!.run(workspaceId, seq, prev, position);
       checkpointed = seq;
     }
     this.heads.set(workspaceId, { next_seq: seq, head: prev, checkpointed });
@@ -374,12 +379,23 @@ export class SqliteStore implements Store {
 
   verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
     return this.read(() => {
-      const chains = (this.s.chains!.all() as { workspace_id: string }[]).filter((c) => workspaceId === undefined || c.workspace_id === workspaceId);
-      return chains.map(({ workspace_id }) => {
-        const links: ChainLink[] = (this.s.chainRows!.all(workspace_id) as AuditRow[]).map((r) => ({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash }));
-        const checkpoint = this.s.checkpoint!.get(workspace_id) as { next_seq: number; head: string } | undefined;
-        return { workspace_id, ...verifyChain(links, checkpoint && { next_seq: checkpoint.next_seq, hash: checkpoint.head, reached: true }) };
-      });
+      // One pass over the trail: a workspace's events are in chain order by position.
+      const chains = new Map<string, ChainLink[]>();
+      const checkpoints = new Map((this.s.checkpoints!.all() as { workspace_id: string; next_seq: number; head: string }[]).map((c) => [c.workspace_id, c]));
+      for (const ws of checkpoints.keys()) chains.set(ws, []);
+      for (const r of this.s.allEvents!.iterate() as IterableIterator<AuditRow>) {
+        if (workspaceId !== undefined && r.workspace_id !== workspaceId) continue;
+        let links = chains.get(r.workspace_id);
+        if (!links) chains.set(r.workspace_id, (links = []));
+        links.push({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash });
+      }
+      return [...chains]
+        .filter(([ws]) => workspaceId === undefined || ws === workspaceId)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([workspace_id, links]) => {
+          const c = checkpoints.get(workspace_id);
+          return { workspace_id, ...verifyChain(links, c && { next_seq: c.next_seq, hash: c.head, reached: true }) };
+        });
     });
   }
 
@@ -425,7 +441,8 @@ export class SqliteStore implements Store {
       if (!this.db.readonly && this.heads.size > 0) {
         this.db.transaction(() => {
           this.refresh();
-          for (const [workspaceId, h] of this.heads) if (h.next_seq > h.checkpointed) this.s.setCheckpoint!.run(workspaceId, h.next_seq, h.head);
+          const upto = (this.s.lastPosition!.get() as { position: number }).position;
+          for (const [workspaceId, h] of this.heads) if (h.next_seq > h.checkpointed) this.s.setCheckpoint!.run(workspaceId, h.next_seq, h.head, upto);
         }).immediate();
       }
     } catch {
