@@ -9,7 +9,7 @@
  */
 import { statSync } from "node:fs";
 import { canonicalJson } from "../../src/json/canonical-json.js";
-import { chainHash, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
+import { chainHash, eventCanonical, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
 import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, InterruptedIteration, LoopCounters, MemoryChange, PendingSignal, PhaseCommit, Store, StoreInfo, UnitOfWork } from "../../src/store/contracts.js";
 import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { InMemoryMemory } from "../memory/memory.js";
@@ -284,8 +284,9 @@ export class SqliteStore implements Store {
     let prev = head.head;
     let position = 0;
     for (const e of events) {
-      const hash = chainHash(prev, e);
-      position = Number(s.auditEvent!.run(workspaceId, seq, e.event_id, e.event_type, e.trace_id, e.loop_id, e.phase_id, e.seq, e.timestamp, e.signature, e.data === undefined ? null : canonicalJson(e.data), prev, hash).lastInsertRowid);
+      const data = e.data === undefined ? null : canonicalJson(e.data);
+      const hash = chainHash(prev, e, eventCanonical(e, data));
+      position = Number(s.auditEvent!.run(workspaceId, seq, e.event_id, e.event_type, e.trace_id, e.loop_id, e.phase_id, e.seq, e.timestamp, e.signature, data, prev, hash).lastInsertRowid);
       prev = hash;
       seq++;
     }
