@@ -70,7 +70,9 @@ CREATE TABLE memory_rows (
  *   `idempotency_output` when it is not the phase's output); `idempotency` keeps only records
  *   committed without a phase, appended (no index: a read keeps the newest of each signature).
  * - An iteration's phases are found from `phases_after` (the last phase row when it started)
- *   instead of an index on iteration_id.
+ *   instead of an index on iteration_id; running iterations are those after the watermark
+ *   `store_state.iterations_finished_upto` (every iteration up to it has finished, moved up with
+ *   the trace index) whose status says so, instead of a partial index written at start and end.
  * - The audit trail's trace index (`audit_traces`, keyed by the random trace id) is filled in
  *   batches up to the watermark `store_state.audit_traces_upto`; a trace query reads the index and
  *   scans the events after the watermark. Opening the file for writing catches it up.
@@ -108,6 +110,9 @@ ALTER TABLE phases ADD COLUMN idempotency_key TEXT;
 ALTER TABLE phases ADD COLUMN idempotency_output TEXT;
 DROP INDEX phases_by_iteration;
 ALTER TABLE iterations ADD COLUMN phases_after INTEGER NOT NULL DEFAULT 0;
+DROP INDEX iterations_running;
+INSERT INTO store_state (key, value) VALUES ('iterations_finished_upto',
+  coalesce((SELECT min(id) FROM iterations WHERE status = 'running') - 1, (SELECT max(id) FROM iterations), 0));
 
 CREATE TABLE idempotency_v2 (
   id INTEGER PRIMARY KEY, loop_id TEXT NOT NULL, workspace_id TEXT NOT NULL, signature TEXT NOT NULL,

@@ -51,6 +51,8 @@ function checkReadable(db: Database, path: string): void {
   const version = componentVersion(db, STORE_COMPONENT);
   if (version === 0) throw new StoreError("STORE_MISSING", `${path}: holds no pulse store (pulse run creates one; --store names another)`);
   if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
+  // Migrating is a write, which a reader does not make (the pulse writing the file may be older).
+  if (version < STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_OLD", `${path}: its store tables are at schema version ${version}, written by an older pulse; this pulse reads store schema version ${STORE_MIGRATIONS.length} and migrates a file when it opens it to write (pulse run, pulse store vacuum): stop the older pulse using it, then run one of those`);
 }
 
 /**
@@ -128,14 +130,18 @@ export class SqliteStore implements Store {
     this.tracesUpTo = undefined;
   }
 
-  /** Brings the trace index up to date when `lastPosition` is at least `batch` events past its watermark. */
+  /**
+   * Brings the trace index up to date when `lastPosition` is at least `batch` events past its
+   * watermark, and moves the watermark of finished iterations up with it.
+   */
   private indexTraces(batch: number, lastPosition?: number): void {
     const s = this.s;
     this.tracesUpTo ??= (s.tracesUpTo!.get() as { value: number }).value;
     const last = lastPosition ?? (s.lastPosition!.get() as { position: number }).position;
-    if (last - this.tracesUpTo < Math.max(batch, 1)) return;
+    if (last - this.tracesUpTo < batch) return;
     s.indexTraces!.run(this.tracesUpTo);
     s.setTracesUpTo!.run(last);
+    s.finishedUpTo!.run();
     this.tracesUpTo = last;
   }
 
@@ -164,7 +170,9 @@ export class SqliteStore implements Store {
       inbox: p("INSERT INTO inbox (loop_id, workspace_id, event_id, trace_id, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
       counters: p("INSERT INTO loops (loop_id, workspace_id, iterations, started, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET iterations = excluded.iterations, started = excluded.started, updated_at = excluded.updated_at"),
       loadCounters: p("SELECT workspace_id, iterations, started FROM loops WHERE loop_id = ?"),
-      running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause, phases_after FROM iterations WHERE loop_id = ? AND status = 'running' ORDER BY id"),
+      running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause, phases_after FROM iterations WHERE id > (SELECT value FROM store_state WHERE key = 'iterations_finished_upto') AND loop_id = ? AND status = 'running' ORDER BY id"),
+      // Up to the first iteration still running (a scan from the watermark that stops there).
+      finishedUpTo: p("UPDATE store_state SET value = coalesce((SELECT id FROM iterations WHERE id > value AND status = 'running' ORDER BY id LIMIT 1) - 1, (SELECT max(id) FROM iterations), value) WHERE key = 'iterations_finished_upto'"),
       phasesOf: p("SELECT phase_id, signature, status, output, next FROM phases WHERE id > ? AND iteration_id = ? ORDER BY id"),
       auditSeq: p(`SELECT max(seq) AS seq FROM audit_events WHERE position IN (${TRACE_POSITIONS}) AND loop_id = @loop AND workspace_id = @workspace`),
       // Newest first, each source in commit order; read() merges them and keeps each signature's newest.

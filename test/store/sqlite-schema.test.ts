@@ -126,3 +126,26 @@ describe("SQLite store schema version 2", () => {
     await store.close();
   });
 });
+
+describe("SQLite store schema version 2, read by a reader only", () => {
+  it("refuses to read a version 1 file without migrating it, naming both versions, and reads it once migrated", async () => {
+    dir = tempDir();
+    const path = join(dir, "pulse.db");
+    versionOneFile(path);
+    let error: unknown;
+    try {
+      new SqliteStore(path, { readonly: true });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: "STORE_TOO_OLD" });
+    expect((error as Error).message).toMatch(/schema version 1, written by an older pulse; this pulse reads store schema version 2/);
+    const db = openDatabase(path);
+    expect(db.prepare("SELECT version FROM pulse_schema_versions WHERE component = 'store'").get()).toEqual({ version: 1 });
+    db.close();
+    await new SqliteStore(path).close();
+    const reader = new SqliteStore(path, { readonly: true });
+    expect((await reader.interrupted("examples.hello")).map((i) => i.number)).toEqual([2]);
+    await reader.close();
+  });
+});
