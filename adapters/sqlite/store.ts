@@ -63,6 +63,8 @@ const TRACE_POSITIONS = "SELECT position FROM audit_traces WHERE trace_id = @tra
 
 /** Events appended after the trace index's watermark before a unit brings the index up to date. */
 const TRACE_INDEX_BATCH = 2048;
+/** Iterations ended between two moves of the watermark of finished iterations. */
+const FINISHED_BATCH = 1024;
 /** Events a workspace's chain grows by between two checkpoints of its head (audit_chains). */
 const CHECKPOINT_EVERY = 4096;
 
@@ -91,6 +93,8 @@ export class SqliteStore implements Store {
   private readonly countersWritten = new Map<string, string>();
   private tracesUpTo: number | undefined;
   private knownAt = -1;
+  /** Iterations this connection finished since it last moved the watermark of finished ones. */
+  private finishedSince = 0;
   /** Journal row ids of iterations this store saw start and not yet finish. */
   private readonly running = new Map<string, number>();
 
@@ -112,7 +116,10 @@ export class SqliteStore implements Store {
     this.writeUnit = this.db.transaction((unit: UnitOfWork) => this.write(unit)).immediate;
     if (!options.readonly) {
       try {
-        this.db.transaction(() => this.indexTraces(0)).immediate();
+        this.db.transaction(() => {
+          this.indexTraces(0);
+          this.s.finishedUpTo!.run();
+        }).immediate();
       } catch (error) {
         this.db.close();
         throw storeError(path, error);
@@ -132,7 +139,7 @@ export class SqliteStore implements Store {
 
   /**
    * Brings the trace index up to date when `lastPosition` is at least `batch` events past its
-   * watermark, and moves the watermark of finished iterations up with it.
+   * watermark.
    */
   private indexTraces(batch: number, lastPosition?: number): void {
     const s = this.s;
@@ -141,7 +148,6 @@ export class SqliteStore implements Store {
     if (last - this.tracesUpTo < batch) return;
     s.indexTraces!.run(this.tracesUpTo);
     s.setTracesUpTo!.run(last);
-    s.finishedUpTo!.run();
     this.tracesUpTo = last;
   }
 
@@ -190,7 +196,11 @@ export class SqliteStore implements Store {
   memory(graph: string): MemorySubstrate {
     let memory = this.graphs.get(graph);
     if (memory) return memory;
-    memory = new InMemoryMemory((workspaceId, txId, changes) => this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, changes));
+    // A phase's transaction waits for its unit; any other write is committed on its own, now.
+    memory = new InMemoryMemory(
+      (workspaceId, txId, changes, journaled) => (journaled ? this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, changes) : this.writeMemory(graph, workspaceId, changes)),
+      (workspaceId, changes) => this.writeMemory(graph, workspaceId, changes),
+    );
     const byWorkspace = new Map<string, MemoryChange[]>();
     for (const r of this.s.memoryRows!.iterate(graph) as IterableIterator<{ workspace_id: string; kind: MemoryChange["kind"]; key: string; value: string }>) {
       let rows = byWorkspace.get(r.workspace_id);
@@ -248,11 +258,8 @@ export class SqliteStore implements Store {
       const graph = this.graphOf.get(unit.memory.substrate);
       const key = `${graph}\u0000${workspace_id}\u0000${unit.memory.tx_id}`;
       const rows = graph === undefined ? undefined : this.staged.get(key);
-      if (rows) {
-        for (const r of rows) {
-          if (r.value === null) s.memoryDelete!.run(graph, workspace_id, r.kind, r.key);
-          else s.memoryPut!.run(graph, workspace_id, r.kind, r.key, JSON.stringify(r.value));
-        }
+      if (graph !== undefined && rows) {
+        this.memoryRows(graph, workspace_id, rows);
         this.staged.delete(key);
       }
     }
@@ -263,6 +270,11 @@ export class SqliteStore implements Store {
       const f = unit.finished;
       if (id !== undefined) s.finish!.run(f.status, f.closed ? 1 : 0, f.error ? json(f.error) : null, now, id);
       this.running.delete(key);
+      // The watermark of finished iterations moves up every so many ends (a scan that stops at the first still running).
+      if (++this.finishedSince >= FINISHED_BATCH) {
+        s.finishedUpTo!.run();
+        this.finishedSince = 0;
+      }
     }
     if (unit.counters) {
       // An iteration's end repeats the counters its start wrote: the row is not written again.
@@ -272,6 +284,22 @@ export class SqliteStore implements Store {
         s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
         this.countersWritten.set(at, c);
       }
+    }
+  }
+
+  private memoryRows(graph: string, workspaceId: string, rows: readonly MemoryChange[]): void {
+    for (const r of rows) {
+      if (r.value === null) this.s.memoryDelete!.run(graph, workspaceId, r.kind, r.key);
+      else this.s.memoryPut!.run(graph, workspaceId, r.kind, r.key, JSON.stringify(r.value));
+    }
+  }
+
+  /** Memory written outside a phase (by a host's own code): its own transaction, committed now. */
+  private writeMemory(graph: string, workspaceId: string, rows: readonly MemoryChange[]): void {
+    try {
+      this.db.transaction(() => this.memoryRows(graph, workspaceId, rows)).immediate();
+    } catch (error) {
+      throw storeError(this.path, error);
     }
   }
 

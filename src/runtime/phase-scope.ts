@@ -266,7 +266,7 @@ export class PhaseScope {
 
   private async commitTransaction(): Promise<void> {
     const tx_id = this.txId ?? (this.txOpening ? await this.txOpening.catch(() => undefined) : undefined);
-    if (tx_id) await guarded(this.breakers.memory, () => this.target.memory.commit_transaction({ tx_id }, this.ctx));
+    if (tx_id) await guarded(this.breakers.memory, () => this.target.memory.commit_transaction({ tx_id }, { trace_id: this.ctx.trace_id, workspace_id: this.ctx.workspace_id, journaled: true }));
   }
 
   /** Discards the phase's memory writes and held audit events. Never throws. */
