@@ -60,7 +60,8 @@ export function prepareStatements(db: Database): Record<string, Statement> {
     inbox: p("INSERT INTO inbox (loop_id, workspace_id, event_id, trace_id, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
     counters: p("INSERT INTO loops (loop_id, workspace_id, iterations, started, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET iterations = excluded.iterations, started = excluded.started, updated_at = excluded.updated_at"),
     loadCounters: p("SELECT workspace_id, iterations, started FROM loops WHERE loop_id = ?"),
-    running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause, phases_after FROM iterations WHERE id > (SELECT value FROM store_state WHERE key = 'iterations_finished_upto') AND loop_id = ? AND status = 'running' ORDER BY id"),
+    // `+loop_id`: a scan of the rows after the watermark, not of the loop's every iteration in its index.
+    running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause, phases_after FROM iterations WHERE id > (SELECT value FROM store_state WHERE key = 'iterations_finished_upto') AND +loop_id = ? AND status = 'running' ORDER BY id"),
     // Up to the first iteration still running (a scan from the watermark that stops there).
     finishedUpTo: p("UPDATE store_state SET value = coalesce((SELECT id FROM iterations WHERE id > value AND status = 'running' ORDER BY id LIMIT 1) - 1, (SELECT max(id) FROM iterations), value) WHERE key = 'iterations_finished_upto'"),
     phasesOf: p("SELECT phase_id, signature, status, output, next FROM phases WHERE id > ? AND iteration_id = ? ORDER BY id"),
