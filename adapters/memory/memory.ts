@@ -32,13 +32,21 @@ interface WorkspaceState {
   nextTx: number;
 }
 
-/** Told every committed transaction's changes, as rows (a persistent store writes them). */
-export type ChangeRecorder = (workspaceId: string, txId: string, changes: MemoryChange[]) => void;
+/**
+ * Told every committed transaction's changes, as rows (a persistent store writes them), and
+ * whether the runtime journals them with a phase (CallContext.journaled).
+ */
+export type ChangeRecorder = (workspaceId: string, txId: string, changes: MemoryChange[], journaled: boolean) => void;
+/** Told the changes of a write made outside any transaction, as it lands. */
+export type DirectRecorder = (workspaceId: string, changes: MemoryChange[]) => void;
 
 export class InMemoryMemory implements MemorySubstrate {
   private readonly workspaces = new Map<string, WorkspaceState>();
 
-  constructor(private readonly recorder?: ChangeRecorder) {}
+  constructor(
+    private readonly recorder?: ChangeRecorder,
+    private readonly direct?: DirectRecorder,
+  ) {}
 
   /** Replays persisted rows into a workspace's graph (a store opening). */
   load(workspaceId: string, changes: Iterable<MemoryChange>): void {
@@ -56,7 +64,10 @@ export class InMemoryMemory implements MemorySubstrate {
   }
 
   async store_node(args: { node: MemoryNode }, ctx: CallContext): Promise<{ node_id: string; audit_event_id: string; existing: boolean }> {
-    const view = this.view(ctx);
+    return this.written(ctx, (view) => this.storeNode(view, args, ctx));
+  }
+
+  private storeNode(view: GraphView, args: { node: MemoryNode }, ctx: CallContext): { node_id: string; audit_event_id: string; existing: boolean } {
     const node = validNode(requireArgs(SLOT, "store_node", args).node);
     if (node.signature !== undefined) {
       const id = view.nodeIdForSignature(node.signature);
@@ -84,7 +95,10 @@ export class InMemoryMemory implements MemorySubstrate {
   }
 
   async store_edge(args: MemoryEdge, ctx: CallContext): Promise<{ edge_id: string }> {
-    const view = this.view(ctx);
+    return this.written(ctx, (view) => this.storeEdge(view, args, ctx));
+  }
+
+  private storeEdge(view: GraphView, args: MemoryEdge, ctx: CallContext): { edge_id: string } {
     const a = requireArgs(SLOT, "store_edge", args);
     const src = requireString(SLOT, "store_edge", a, "src");
     const dst = requireString(SLOT, "store_edge", a, "dst");
@@ -107,7 +121,10 @@ export class InMemoryMemory implements MemorySubstrate {
    * §9.1 marks the operation idempotent.
    */
   async learn_from_outcome(args: { outcome: OutcomeSignal }, ctx: CallContext): Promise<ConfidenceUpdate[]> {
-    const view = this.view(ctx);
+    return this.written(ctx, (view) => this.learn(view, args, ctx));
+  }
+
+  private learn(view: GraphView, args: { outcome: OutcomeSignal }, ctx: CallContext): ConfidenceUpdate[] {
     const outcome = validOutcome(requireArgs(SLOT, "learn_from_outcome", args).outcome);
     const key = JSON.stringify([outcome.action_id, outcome.status]);
     const seen = view.learned(key);
@@ -136,7 +153,10 @@ export class InMemoryMemory implements MemorySubstrate {
    * merged_into_ids[i]. Idempotent: a second run finds nothing to merge and reports "stable".
    */
   async consolidate(args: { scope?: unknown }, ctx: CallContext): Promise<ConsolidationEvent> {
-    const view = this.view(ctx);
+    return this.written(ctx, (view) => this.consolidateIn(view, args, ctx));
+  }
+
+  private consolidateIn(view: GraphView, args: { scope?: unknown }, ctx: CallContext): ConsolidationEvent {
     const only = scopeNodeIds(requireArgs(SLOT, "consolidate", args).scope);
     const mergedInto = new Map<string, string>();
     for (const [survivor, ...duplicates] of only === undefined ? view.duplicateGroups() : scopedGroups(view, only)) {
@@ -196,7 +216,7 @@ export class InMemoryMemory implements MemorySubstrate {
     if (!this.recorder) return tx.apply();
     const view = new RecordingView(tx.graph);
     tx.apply(view);
-    this.recorder(ctx.workspace_id, args.tx_id, view.finish());
+    this.recorder(ctx.workspace_id, args.tx_id, view.finish(), ctx.journaled === true);
   }
 
   async rollback_transaction(args: { tx_id: string }, ctx: CallContext): Promise<void> {
@@ -235,6 +255,24 @@ export class InMemoryMemory implements MemorySubstrate {
       this.workspaces.set(workspaceId, state);
     }
     return state;
+  }
+
+  /**
+   * Runs a write in the call's view; one made outside a transaction is told to `direct` as it
+   * lands (a store writes it on its own).
+   */
+  private written<T>(ctx: CallContext, write: (view: GraphView) => T): Promise<T> {
+    try {
+      const view = this.view(ctx);
+      if (!this.direct || ctx.tx_id !== undefined) return Promise.resolve(write(view));
+      const recording = new RecordingView(view.graph);
+      const result = write(recording);
+      const changes = recording.finish();
+      if (changes.length > 0) this.direct(ctx.workspace_id, changes);
+      return Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The graph as this call sees it: its transaction's overlay, or the committed graph. */

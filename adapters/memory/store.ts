@@ -5,9 +5,9 @@
  * outlives the process.
  */
 import { canonicalJson } from "../../src/json/canonical-json.js";
-import { chainHash, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
+import { chainHash, eventCanonical, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
 import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, InterruptedIteration, IterationEnd, IterationStart, LoopCounters, PendingSignal, PhaseCommit, Store, StoreInfo, StoredAuditEvent, UnitOfWork } from "../../src/store/contracts.js";
-import type { AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
+import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { StoreAudit } from "../shared/store-audit.js";
 import { InMemoryMemory } from "./memory.js";
 
@@ -49,9 +49,14 @@ export class MemoryStore implements Store {
     // Everything is checked and copied before anything changes: a unit lands whole or not at all.
     const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(canonicalJson(v)) as T));
     const started = unit.started && !this.iterations.has(key) ? { loop_id, workspace_id, trace_id, start: copy(unit.started), phases: [] } : undefined;
-    const phase = unit.phase && copy(unit.phase);
+    // What the runtime already wrote as canonical JSON is parsed back rather than written again.
+    const p = unit.phase;
+    const phase = p && { phase_id: p.phase_id, signature: p.signature, status: p.status, output: JSON.parse(p.canonical ?? canonicalJson(p.output === undefined ? null : p.output)) as unknown, next: p.next };
     const outbox = (unit.outbox ?? []).map(copy);
-    const audit = unit.audit.map(copy);
+    const audit = unit.audit.map((e) => {
+      const canonical = eventCanonical(e);
+      return { event: JSON.parse(canonical) as AuditEvent, canonical };
+    });
     const finished = unit.finished && copy(unit.finished);
     if (started) this.iterations.set(key, started);
     const iteration = this.iterations.get(key);
@@ -68,8 +73,8 @@ export class MemoryStore implements Store {
     if (audit.length > 0) {
       let chain = this.chains.get(workspace_id);
       if (!chain) this.chains.set(workspace_id, (chain = { links: [], head: GENESIS }));
-      for (const event of audit) {
-        const link = { chain_seq: chain.links.length, event, prev_hash: chain.head, hash: chainHash(chain.head, event) };
+      for (const { event, canonical } of audit) {
+        const link = { chain_seq: chain.links.length, event, prev_hash: chain.head, hash: chainHash(chain.head, event, canonical) };
         chain.links.push(link);
         chain.head = link.hash;
         this.events.push({ ...link, position: this.events.length + 1 });

@@ -23,6 +23,7 @@ export interface Database {
   transaction<A extends unknown[], R>(fn: (...args: A) => R): { (...args: A): R; immediate(...args: A): R };
   close(): void;
   readonly open: boolean;
+  readonly readonly: boolean;
 }
 
 type DatabaseConstructor = new (path: string, options?: { readonly?: boolean; fileMustExist?: boolean; timeout?: number }) => Database;

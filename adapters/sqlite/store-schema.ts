@@ -62,8 +62,70 @@ CREATE TABLE memory_rows (
 ) STRICT;
 `;
 
-/** Migration n takes the store's tables from version n-1 to n. */
-export const STORE_MIGRATIONS: readonly string[] = [V1];
+/**
+ * Version 2: a phase's transaction dirties as few b-tree pages as it can (each dirtied page is a
+ * WAL frame written at commit, the bulk of a commit's cost): tables a phase writes are appended to
+ * by rowid, and no index keyed by a random value is written per phase.
+ * - A phase's idempotency record is two columns of its phase row (`idempotency_key`, and
+ *   `idempotency_output` when it is not the phase's output); `idempotency` keeps only records
+ *   committed without a phase, appended (no index: a read keeps the newest of each signature).
+ * - An iteration's phases are found from `phases_after` (the last phase row when it started)
+ *   instead of an index on iteration_id; running iterations are those after the watermark
+ *   `store_state.iterations_finished_upto` (every iteration up to it has finished, moved up with
+ *   the trace index) whose status says so, instead of a partial index written at start and end.
+ * - The audit trail's trace index (`audit_traces`, keyed by the random trace id) is filled in
+ *   batches up to the watermark `store_state.audit_traces_upto`; a trace query reads the index and
+ *   scans the events after the watermark. Opening the file for writing catches it up.
+ * - `audit_events` has no index besides its position: a workspace's chain head is kept in memory
+ *   and checkpointed in `audit_chains` (next_seq, head, and `upto`: the workspace has no event
+ *   after its head up to that position) when its chain starts, every few thousand events and
+ *   on close; the head is its checkpoint or its last event after `upto`. `pulse audit verify`
+ *   walks the chain in position order and checks it reaches the checkpoint (events removed from
+ *   its end).
+ */
+const V2 = `
+CREATE TABLE audit_events_v2 (
+  position INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL, chain_seq INTEGER NOT NULL, event_id TEXT NOT NULL,
+  event_type TEXT NOT NULL, trace_id TEXT NOT NULL, loop_id TEXT NOT NULL, phase_id TEXT, seq INTEGER NOT NULL,
+  timestamp TEXT NOT NULL, signature TEXT NOT NULL, data TEXT, prev_hash TEXT NOT NULL, hash TEXT NOT NULL
+) STRICT;
+INSERT INTO audit_events_v2 SELECT position, workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash FROM audit_events ORDER BY position;
+DROP TABLE audit_events;
+ALTER TABLE audit_events_v2 RENAME TO audit_events;
+CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only (PULSE §7.3): UPDATE refused'); END;
+CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only (PULSE §7.3): DELETE refused'); END;
+ALTER TABLE audit_chains ADD COLUMN upto INTEGER NOT NULL DEFAULT 0;
+UPDATE audit_chains SET upto = (SELECT coalesce(max(position), 0) FROM audit_events);
 
-/** The tables `pulse store info` counts and `pulse store export` writes. */
+CREATE TABLE audit_traces (
+  trace_id TEXT NOT NULL, seq INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (trace_id, seq, position)
+) STRICT, WITHOUT ROWID;
+INSERT INTO audit_traces (trace_id, seq, position) SELECT trace_id, seq, position FROM audit_events;
+CREATE TABLE store_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
+INSERT INTO store_state (key, value) VALUES ('audit_traces_upto', coalesce((SELECT max(position) FROM audit_events), 0));
+
+ALTER TABLE phases ADD COLUMN idempotency_key TEXT;
+ALTER TABLE phases ADD COLUMN idempotency_output TEXT;
+DROP INDEX phases_by_iteration;
+ALTER TABLE iterations ADD COLUMN phases_after INTEGER NOT NULL DEFAULT 0;
+DROP INDEX iterations_running;
+INSERT INTO store_state (key, value) VALUES ('iterations_finished_upto',
+  coalesce((SELECT min(id) FROM iterations WHERE status = 'running') - 1, (SELECT max(id) FROM iterations), 0));
+
+CREATE TABLE idempotency_v2 (
+  id INTEGER PRIMARY KEY, loop_id TEXT NOT NULL, workspace_id TEXT NOT NULL, signature TEXT NOT NULL,
+  output TEXT NOT NULL, trace_id TEXT NOT NULL, created_at TEXT NOT NULL
+) STRICT;
+INSERT INTO idempotency_v2 (loop_id, workspace_id, signature, output, trace_id, created_at)
+  SELECT loop_id, workspace_id, signature, output, trace_id, created_at FROM idempotency ORDER BY created_at, rowid;
+DROP TABLE idempotency;
+ALTER TABLE idempotency_v2 RENAME TO idempotency;
+`;
+
+/** Migration n takes the store's tables from version n-1 to n. */
+export const STORE_MIGRATIONS: readonly string[] = [V1, V2];
+
+/** The tables `pulse store info` counts and `pulse store export` writes (audit_traces is an index of audit_events). */
 export const STORE_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_rows"] as const;

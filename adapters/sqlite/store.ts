@@ -9,7 +9,7 @@
  */
 import { statSync } from "node:fs";
 import { canonicalJson } from "../../src/json/canonical-json.js";
-import { chainHash, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
+import { chainHash, eventCanonical, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
 import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, InterruptedIteration, LoopCounters, MemoryChange, PendingSignal, PhaseCommit, Store, StoreInfo, UnitOfWork } from "../../src/store/contracts.js";
 import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { InMemoryMemory } from "../memory/memory.js";
@@ -17,41 +17,28 @@ import { StoreAudit } from "../shared/store-audit.js";
 import { openDatabase, storeError, type Database, type Statement } from "./driver.js";
 import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
+import { eventOf, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
 import { StoreError } from "../../src/store/contracts.js";
 
 export const STORE_COMPONENT = "store";
 export const STORE_SCHEMA_VERSION = STORE_MIGRATIONS.length;
 const WRITTEN_BY = "pulse 0.1.0";
 
-interface AuditRow {
-  position: number;
-  workspace_id: string;
-  chain_seq: number;
-  event_id: string;
-  event_type: string;
-  trace_id: string;
-  loop_id: string;
-  phase_id: string | null;
-  seq: number;
-  timestamp: string;
-  signature: string;
-  data: string | null;
-  prev_hash: string;
-  hash: string;
-}
-
-function eventOf(r: AuditRow): AuditEvent {
-  const e: AuditEvent = { event_id: r.event_id, event_type: r.event_type, trace_id: r.trace_id, loop_id: r.loop_id, phase_id: r.phase_id, workspace_id: r.workspace_id, timestamp: r.timestamp, signature: r.signature, seq: r.seq };
-  if (r.data !== null) e.data = JSON.parse(r.data) as Record<string, unknown>;
-  return e;
-}
-
 /** A file opened only to read: it must hold the store's tables, at a version this pulse knows. */
 function checkReadable(db: Database, path: string): void {
   const version = componentVersion(db, STORE_COMPONENT);
   if (version === 0) throw new StoreError("STORE_MISSING", `${path}: holds no pulse store (pulse run creates one; --store names another)`);
   if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
+  // Migrating is a write, which a reader does not make (the pulse writing the file may be older).
+  if (version < STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_OLD", `${path}: its store tables are at schema version ${version}, written by an older pulse; this pulse reads store schema version ${STORE_MIGRATIONS.length} and migrates a file when it opens it to write (pulse run, pulse store vacuum): stop the older pulse using it, then run one of those`);
 }
+
+/** Events appended after the trace index's watermark before a unit brings the index up to date. */
+const TRACE_INDEX_BATCH = 2048;
+/** Iterations ended between two moves of the watermark of finished iterations. */
+const FINISHED_BATCH = 1024;
+/** Events a workspace's chain grows by between two checkpoints of its head (audit_chains). */
+const CHECKPOINT_EVERY = 4096;
 
 function json(value: unknown): string {
   return canonicalJson(value === undefined ? null : value);
@@ -69,12 +56,17 @@ export class SqliteStore implements Store {
   private readonly staged = new Map<string, MemoryChange[]>();
   private readonly writeUnit: (unit: UnitOfWork) => void;
   /**
-   * Each workspace's chain head as this connection last wrote it, valid while SQLite's
-   * data_version is `headsAt`: it moves only when another connection commits to the file, which
-   * then sends the next unit back to the heads in the file.
+   * What this connection knows of the file, valid while SQLite's data_version is `knownAt`: it
+   * moves only when another connection commits to the file, which sends the next unit back to
+   * the file. Each workspace's chain head (and the checkpoint of it in audit_chains), the loop
+   * counters last written, the trace index's watermark.
    */
-  private readonly heads = new Map<string, { next_seq: number; head: string }>();
-  private headsAt = -1;
+  private readonly heads = new Map<string, { next_seq: number; head: string; checkpointed: number }>();
+  private readonly countersWritten = new Map<string, string>();
+  private tracesUpTo: number | undefined;
+  private knownAt = -1;
+  /** Iterations this connection finished since it last moved the watermark of finished ones. */
+  private finishedSince = 0;
   /** Journal row ids of iterations this store saw start and not yet finish. */
   private readonly running = new Map<string, number>();
 
@@ -87,50 +79,58 @@ export class SqliteStore implements Store {
     try {
       if (!options.readonly) migrateComponent(this.db, path, STORE_COMPONENT, STORE_MIGRATIONS, WRITTEN_BY);
       else checkReadable(this.db, path);
-      this.s = this.prepare();
+      this.s = prepareStatements(this.db);
     } catch (error) {
       this.db.close();
       throw storeError(path, error);
     }
     this.audit = new StoreAudit(this);
     this.writeUnit = this.db.transaction((unit: UnitOfWork) => this.write(unit)).immediate;
+    if (!options.readonly) {
+      try {
+        this.db.transaction(() => {
+          this.indexTraces(0);
+          this.s.finishedUpTo!.run();
+        }).immediate();
+      } catch (error) {
+        this.db.close();
+        throw storeError(path, error);
+      }
+    }
   }
 
-  private prepare(): Record<string, Statement> {
-    const p = (sql: string) => this.db.prepare(sql);
-    return {
-      startIteration: p("INSERT INTO iterations (loop_id, workspace_id, trace_id, number, entry, input, cause, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running') ON CONFLICT DO NOTHING"),
-      iterationId: p("SELECT id FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?"),
-      phase: p("INSERT INTO phases (iteration_id, phase_id, signature, status, output, next, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-      finish: p("UPDATE iterations SET status = ?, closed = ?, error = ?, finished_at = ? WHERE id = ?"),
-      idempotency: p("INSERT INTO idempotency (workspace_id, signature, loop_id, output, trace_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET output = excluded.output, trace_id = excluded.trace_id, created_at = excluded.created_at"),
-      head: p("SELECT next_seq, head FROM audit_chains WHERE workspace_id = ?"),
-      setHead: p("INSERT INTO audit_chains (workspace_id, next_seq, head) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET next_seq = excluded.next_seq, head = excluded.head"),
-      auditEvent: p("INSERT INTO audit_events (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-      memoryPut: p("INSERT INTO memory_rows (graph, workspace_id, kind, key, value) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
-      memoryDelete: p("DELETE FROM memory_rows WHERE graph = ? AND workspace_id = ? AND kind = ? AND key = ?"),
-      memoryRows: p("SELECT workspace_id, kind, key, value FROM memory_rows WHERE graph = ? ORDER BY id"),
-      outbox: p("INSERT INTO outbox (connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
-      inbox: p("INSERT INTO inbox (loop_id, workspace_id, event_id, trace_id, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
-      counters: p("INSERT INTO loops (loop_id, workspace_id, iterations, started, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET iterations = excluded.iterations, started = excluded.started, updated_at = excluded.updated_at"),
-      loadCounters: p("SELECT workspace_id, iterations, started FROM loops WHERE loop_id = ?"),
-      running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause FROM iterations WHERE loop_id = ? AND status = 'running' ORDER BY id"),
-      phasesOf: p("SELECT phase_id, signature, status, output, next FROM phases WHERE iteration_id = ? ORDER BY id"),
-      auditSeq: p("SELECT max(seq) AS seq FROM audit_events WHERE trace_id = ? AND loop_id = ? AND workspace_id = ?"),
-      loadIdempotency: p("SELECT workspace_id, signature, output FROM idempotency WHERE loop_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?"),
-      received: p("SELECT 1 FROM inbox WHERE loop_id = ? AND workspace_id = ? AND event_id = ?"),
-      pending: p("SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?"),
-      settle: p("UPDATE outbox SET status = ?, detail = ?, settled_at = ? WHERE connection_id = ? AND event_id = ? AND status = 'pending'"),
-      dataVersion: p("PRAGMA data_version"),
-      chains: p("SELECT workspace_id, next_seq, head FROM audit_chains ORDER BY workspace_id"),
-      chainRows: p("SELECT * FROM audit_events WHERE workspace_id = ? ORDER BY chain_seq"),
-    };
+  /** Sends the next unit to the file for what another connection may have changed. */
+  private reloadIfChanged(): void {
+    const version = (this.s.dataVersion!.get() as { data_version: number }).data_version;
+    if (version === this.knownAt) return;
+    this.knownAt = version;
+    this.heads.clear();
+    this.countersWritten.clear();
+    this.tracesUpTo = undefined;
+  }
+
+  /**
+   * Brings the trace index up to date when `lastPosition` is at least `batch` events past its
+   * watermark.
+   */
+  private indexTraces(batch: number, lastPosition?: number): void {
+    const s = this.s;
+    this.tracesUpTo ??= (s.tracesUpTo!.get() as { value: number }).value;
+    const last = lastPosition ?? (s.lastPosition!.get() as { position: number }).position;
+    if (last - this.tracesUpTo < batch) return;
+    s.indexTraces!.run(this.tracesUpTo);
+    s.setTracesUpTo!.run(last);
+    this.tracesUpTo = last;
   }
 
   memory(graph: string): MemorySubstrate {
     let memory = this.graphs.get(graph);
     if (memory) return memory;
-    memory = new InMemoryMemory((workspaceId, txId, changes) => this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, changes));
+    // A phase's transaction waits for its unit; any other write is committed on its own, now.
+    memory = new InMemoryMemory(
+      (workspaceId, txId, changes, journaled) => (journaled ? this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, changes) : this.writeMemory(graph, workspaceId, changes)),
+      (workspaceId, changes) => this.writeMemory(graph, workspaceId, changes),
+    );
     const byWorkspace = new Map<string, MemoryChange[]>();
     for (const r of this.s.memoryRows!.iterate(graph) as IterableIterator<{ workspace_id: string; kind: MemoryChange["kind"]; key: string; value: string }>) {
       let rows = byWorkspace.get(r.workspace_id);
@@ -149,13 +149,14 @@ export class SqliteStore implements Store {
     } catch (error) {
       // A rolled-back unit may have cached the id of a row, or a chain head, that is not there.
       this.running.delete(`${unit.loop_id}\u0000${unit.workspace_id}\u0000${unit.trace_id}`);
-      this.heads.clear();
+      this.knownAt = -1;
       throw storeError(this.path, error);
     }
   }
 
   private write(unit: UnitOfWork): void {
     const s = this.s;
+    this.reloadIfChanged();
     const now = new Date().toISOString();
     const { loop_id, workspace_id, trace_id } = unit;
     if (unit.started) {
@@ -169,21 +170,26 @@ export class SqliteStore implements Store {
       if (iterationId !== undefined && !unit.finished) this.running.set(key, iterationId);
       return iterationId;
     };
+    let idempotency = unit.idempotency;
     if (unit.phase) {
       const id = iteration();
-      if (id !== undefined) s.phase!.run(id, unit.phase.phase_id, unit.phase.signature, unit.phase.status, unit.phase.canonical ?? json(unit.phase.output), unit.phase.next, now);
+      if (id !== undefined) {
+        const p = unit.phase;
+        const output = p.canonical ?? json(p.output);
+        // The phase's idempotency record travels in its row: no other table, no index written.
+        const own = idempotency !== undefined && idempotency.workspace_id === workspace_id ? idempotency : undefined;
+        s.phase!.run(id, p.phase_id, p.signature, p.status, output, p.next, now, own?.signature ?? null, own === undefined || own.canonical === output ? null : own.canonical);
+        if (own) idempotency = undefined;
+      }
     }
-    if (unit.idempotency) s.idempotency!.run(unit.idempotency.workspace_id, unit.idempotency.signature, loop_id, unit.idempotency.canonical, trace_id, now);
+    if (idempotency) s.idempotency!.run(idempotency.workspace_id, idempotency.signature, loop_id, idempotency.canonical, trace_id, now);
     if (unit.audit.length > 0) this.appendAudit(workspace_id, unit.audit);
     if (unit.memory) {
       const graph = this.graphOf.get(unit.memory.substrate);
       const key = `${graph}\u0000${workspace_id}\u0000${unit.memory.tx_id}`;
       const rows = graph === undefined ? undefined : this.staged.get(key);
-      if (rows) {
-        for (const r of rows) {
-          if (r.value === null) s.memoryDelete!.run(graph, workspace_id, r.kind, r.key);
-          else s.memoryPut!.run(graph, workspace_id, r.kind, r.key, JSON.stringify(r.value));
-        }
+      if (graph !== undefined && rows) {
+        this.memoryRows(graph, workspace_id, rows);
         this.staged.delete(key);
       }
     }
@@ -194,30 +200,69 @@ export class SqliteStore implements Store {
       const f = unit.finished;
       if (id !== undefined) s.finish!.run(f.status, f.closed ? 1 : 0, f.error ? json(f.error) : null, now, id);
       this.running.delete(key);
+      // The watermark of finished iterations moves up every so many ends (a scan that stops at the first still running).
+      if (++this.finishedSince >= FINISHED_BATCH) {
+        s.finishedUpTo!.run();
+        this.finishedSince = 0;
+      }
     }
-    if (unit.counters) s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
+    if (unit.counters) {
+      // An iteration's end repeats the counters its start wrote: the row is not written again.
+      const c = `${unit.counters.iterations}|${unit.counters.started}`;
+      const at = `${loop_id}\u0000${workspace_id}`;
+      if (this.countersWritten.get(at) !== c) {
+        s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
+        this.countersWritten.set(at, c);
+      }
+    }
+  }
+
+  private memoryRows(graph: string, workspaceId: string, rows: readonly MemoryChange[]): void {
+    for (const r of rows) {
+      if (r.value === null) this.s.memoryDelete!.run(graph, workspaceId, r.kind, r.key);
+      else this.s.memoryPut!.run(graph, workspaceId, r.kind, r.key, JSON.stringify(r.value));
+    }
+  }
+
+  /** Memory written outside a phase (by a host's own code): its own transaction, committed now. */
+  private writeMemory(graph: string, workspaceId: string, rows: readonly MemoryChange[]): void {
+    try {
+      this.db.transaction(() => this.memoryRows(graph, workspaceId, rows)).immediate();
+    } catch (error) {
+      throw storeError(this.path, error);
+    }
   }
 
   private appendAudit(workspaceId: string, events: readonly AuditEvent[]): void {
     const s = this.s;
-    // Read inside the write transaction: no other connection can commit until it ends.
-    const version = (s.dataVersion!.get() as { data_version: number }).data_version;
-    if (version !== this.headsAt) {
-      this.heads.clear();
-      this.headsAt = version;
-    }
+    // Read inside the write transaction (after reloadIfChanged()): no other connection can commit until it ends.
     let head = this.heads.get(workspaceId);
-    head ??= (s.head!.get(workspaceId) as { next_seq: number; head: string } | undefined) ?? { next_seq: 0, head: GENESIS };
+    // A stale checkpoint (far behind the end of the trail) is moved up once the head is known.
+    let stale = false;
+    if (!head) {
+      // No checkpoint: the workspace has no chain yet (one is written when it starts).
+      const checkpoint = s.checkpoint!.get(workspaceId) as { next_seq: number; head: string; upto: number } | undefined;
+      const last = checkpoint && (s.headAfter!.get(checkpoint.upto, workspaceId) as { chain_seq: number; hash: string } | undefined);
+      head = last ? { next_seq: last.chain_seq + 1, head: last.hash, checkpointed: checkpoint.next_seq } : checkpoint ? { next_seq: checkpoint.next_seq, head: checkpoint.head, checkpointed: checkpoint.next_seq } : { next_seq: 0, head: GENESIS, checkpointed: -1 };
+      stale = checkpoint !== undefined && (s.lastPosition!.get() as { position: number }).position - checkpoint.upto > CHECKPOINT_EVERY;
+    }
     let seq = head.next_seq;
     let prev = head.head;
+    let position = 0;
     for (const e of events) {
-      const hash = chainHash(prev, e);
-      s.auditEvent!.run(workspaceId, seq, e.event_id, e.event_type, e.trace_id, e.loop_id, e.phase_id, e.seq, e.timestamp, e.signature, e.data === undefined ? null : canonicalJson(e.data), prev, hash);
+      const data = e.data === undefined ? null : canonicalJson(e.data);
+      const hash = chainHash(prev, e, eventCanonical(e, data));
+      position = Number(s.auditEvent!.run(workspaceId, seq, e.event_id, e.event_type, e.trace_id, e.loop_id, e.phase_id, e.seq, e.timestamp, e.signature, data, prev, hash).lastInsertRowid);
       prev = hash;
       seq++;
     }
-    s.setHead!.run(workspaceId, seq, prev);
-    this.heads.set(workspaceId, { next_seq: seq, head: prev });
+    let checkpointed = head.checkpointed;
+    if (stale || checkpointed < 0 || seq - checkpointed >= CHECKPOINT_EVERY) {
+      s.setCheckpoint!.run(workspaceId, seq, prev, position);
+      checkpointed = seq;
+    }
+    this.heads.set(workspaceId, { next_seq: seq, head: prev, checkpointed });
+    this.indexTraces(TRACE_INDEX_BATCH, position);
   }
 
   private read<T>(fn: () => T): Promise<T> {
@@ -234,9 +279,9 @@ export class SqliteStore implements Store {
 
   interrupted(loopId: string): Promise<InterruptedIteration[]> {
     return this.read(() =>
-      (this.s.running!.all(loopId) as { id: number; workspace_id: string; trace_id: string; number: number; entry: string; input: string; cause: string | null }[]).map((r) => {
-        const phases = (this.s.phasesOf!.all(r.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
-        const seq = (this.s.auditSeq!.get(r.trace_id, loopId, r.workspace_id) as { seq: number | null }).seq;
+      (this.s.running!.all(loopId) as { id: number; workspace_id: string; trace_id: string; number: number; entry: string; input: string; cause: string | null; phases_after: number }[]).map((r) => {
+        const phases = (this.s.phasesOf!.all(r.phases_after, r.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
+        const seq = (this.s.auditSeq!.get({ trace: r.trace_id, loop: loopId, workspace: r.workspace_id }) as { seq: number | null }).seq;
         const it: InterruptedIteration = { loop_id: loopId, workspace_id: r.workspace_id, trace_id: r.trace_id, number: r.number, entry: r.entry, input: JSON.parse(r.input) as unknown, phases, audit_seq: seq === null ? 0 : seq + 1 };
         if (r.cause !== null) it.cause = JSON.parse(r.cause) as unknown;
         return it;
@@ -245,7 +290,8 @@ export class SqliteStore implements Store {
   }
 
   idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {
-    return this.read(() => (this.s.loadIdempotency!.all(loopId, limit) as { workspace_id: string; signature: string; output: string }[]).map((r) => ({ workspace_id: r.workspace_id, signature: r.signature, canonical: r.output })));
+    // Two sources, each newest first: phase rows and records committed without a phase.
+    return this.read(() => newestIdempotency([this.s.phaseIdempotency!.iterate(loopId), this.s.loadIdempotency!.iterate(loopId)] as IterableIterator<IdempotencyRow>[], limit));
   }
 
   received(loopId: string, workspaceId: string, eventId: string): Promise<boolean> {
@@ -265,7 +311,7 @@ export class SqliteStore implements Store {
       const where: string[] = ["position > ?"];
       const params: unknown[] = [filter.after ?? 0];
       if (filter.loop_id !== undefined) (where.push("loop_id = ?"), params.push(filter.loop_id));
-      if (filter.trace_id !== undefined) (where.push("trace_id = ?"), params.push(filter.trace_id));
+      if (filter.trace_id !== undefined) (where.push(`position IN (${TRACE_POSITIONS.replaceAll("@trace", "?")})`), params.push(filter.trace_id, filter.trace_id));
       if (filter.workspace_id !== undefined) (where.push("workspace_id = ?"), params.push(filter.workspace_id));
       const rows = this.db.prepare(`SELECT * FROM audit_events WHERE ${where.join(" AND ")} ORDER BY position LIMIT ?`).all(...params, filter.limit + 1) as AuditRow[];
       const more = rows.length > filter.limit;
@@ -278,11 +324,23 @@ export class SqliteStore implements Store {
 
   verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
     return this.read(() => {
-      const chains = (this.s.chains!.all() as { workspace_id: string; next_seq: number; head: string }[]).filter((c) => workspaceId === undefined || c.workspace_id === workspaceId);
-      return chains.map((c) => {
-        const links: ChainLink[] = (this.s.chainRows!.all(c.workspace_id) as AuditRow[]).map((r) => ({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash }));
-        return { workspace_id: c.workspace_id, ...verifyChain(links, { next_seq: c.next_seq, hash: c.head }) };
-      });
+      // One pass over the trail: a workspace's events are in chain order by position.
+      const chains = new Map<string, ChainLink[]>();
+      const checkpoints = new Map((this.s.checkpoints!.all() as { workspace_id: string; next_seq: number; head: string }[]).map((c) => [c.workspace_id, c]));
+      for (const ws of checkpoints.keys()) chains.set(ws, []);
+      for (const r of this.s.allEvents!.iterate() as IterableIterator<AuditRow>) {
+        if (workspaceId !== undefined && r.workspace_id !== workspaceId) continue;
+        let links = chains.get(r.workspace_id);
+        if (!links) chains.set(r.workspace_id, (links = []));
+        links.push({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash });
+      }
+      return [...chains]
+        .filter(([ws]) => workspaceId === undefined || ws === workspaceId)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([workspace_id, links]) => {
+          const c = checkpoints.get(workspace_id);
+          return { workspace_id, ...verifyChain(links, c && { next_seq: c.next_seq, hash: c.head, reached: true }) };
+        });
     });
   }
 
@@ -290,6 +348,8 @@ export class SqliteStore implements Store {
     return this.read(() => {
       const counts: Record<string, number> = {};
       for (const t of STORE_TABLES) counts[t] = (this.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+      // Most idempotency records are columns of their phase's row.
+      counts.idempotency = (counts.idempotency ?? 0) + (this.db.prepare("SELECT count(*) AS n FROM phases WHERE idempotency_key IS NOT NULL").get() as { n: number }).n;
       let bytes = 0;
       for (const suffix of ["", "-wal"]) {
         try {
@@ -320,6 +380,20 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      // Checkpoints each chain head this connection wrote since its last checkpoint.
+      if (!this.db.readonly && this.heads.size > 0) {
+        this.db.transaction(() => {
+          this.reloadIfChanged();
+          const upto = (this.s.lastPosition!.get() as { position: number }).position;
+          for (const [workspaceId, h] of this.heads) if (h.next_seq > h.checkpointed) this.s.setCheckpoint!.run(workspaceId, h.next_seq, h.head, upto);
+        }).immediate();
+      }
+    } catch {
+      // Only a checkpoint: the chain itself is committed; verify checks against the last one written.
+    } finally {
+      this.db.close();
+    }
   }
 }

@@ -151,7 +151,11 @@ export class PhaseScope {
   }
 
   private withTx(tx_id: string): CallContext {
-    const ctx: CallContext = { trace_id: this.ctx.trace_id, workspace_id: this.ctx.workspace_id, tx_id };
+    return this.callContext({ tx_id });
+  }
+
+  private callContext(extra: { tx_id?: string; journaled?: boolean }): CallContext {
+    const ctx: CallContext = { trace_id: this.ctx.trace_id, workspace_id: this.ctx.workspace_id, ...extra };
     const signal = this.ctx.signal;
     if (signal) ctx.signal = signal;
     return ctx;
@@ -266,7 +270,7 @@ export class PhaseScope {
 
   private async commitTransaction(): Promise<void> {
     const tx_id = this.txId ?? (this.txOpening ? await this.txOpening.catch(() => undefined) : undefined);
-    if (tx_id) await guarded(this.breakers.memory, () => this.target.memory.commit_transaction({ tx_id }, this.ctx));
+    if (tx_id) await guarded(this.breakers.memory, () => this.target.memory.commit_transaction({ tx_id }, this.callContext({ journaled: true })));
   }
 
   /** Discards the phase's memory writes and held audit events. Never throws. */

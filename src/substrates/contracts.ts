@@ -15,6 +15,11 @@ export interface CallContext {
   workspace_id: string;
   /** Set when the call belongs to a memory transaction (see MemorySubstrate.begin_transaction). */
   tx_id?: string;
+  /**
+   * Set by the runtime on commit_transaction of a phase's memory transaction: a store keeping the
+   * memory writes it with the phase's unit of work; any other commit it writes on its own.
+   */
+  journaled?: boolean;
   /** Cancels the call (phase timeout, shutdown). */
   signal?: AbortSignal;
 }

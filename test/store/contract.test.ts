@@ -130,7 +130,8 @@ for (const make of fixtures) {
       await memory.store_node({ node: { id: "n1", content: "remember me", signature: "s1" } }, { ...ctx, tx_id });
       await memory.store_node({ node: { id: "n2", content: "and me" } }, { ...ctx, tx_id });
       await memory.store_edge({ src: "n1", dst: "n2", type: "causal" }, { ...ctx, tx_id });
-      await memory.commit_transaction({ tx_id }, ctx);
+      // As the runtime commits a phase's transaction: the store keeps it for the phase's unit.
+      await memory.commit_transaction({ tx_id }, { ...ctx, journaled: true });
       await store.commit({ ...base, memory: { substrate: memory, tx_id }, audit: [] });
       const reopened = fixture.reopen ? (store = await fixture.reopen(store)) : store;
       const again = reopened.memory("memory://graph");
