@@ -313,9 +313,61 @@ GRANT EXECUTE ON FUNCTION ${q("commit_units")}(${signature}) TO "${a.appRole}";
 `;
 }
 
-/** Migration n takes the schema from version n-1 to n. */
-export function migrations(a: PostgresAddress): string[] {
-  return [v1(a.schema, a), v2(a.schema, a), v3(a.schema, a)];
+/**
+ * Version 4: commit_units again (version 3's body, CREATE OR REPLACE), with two additions for a
+ * fleet (src/fleet):
+ *
+ *   ticks     the unit that ends an iteration of a periodic tick (its recorded cause `{cadence:
+ *             "periodic", scheduled_at}`) also marks that tick finished, in the same transaction:
+ *             a host killed before its own finishTick round trip leaves no tick to run again
+ *   fences    `p.fences` names the leases (loop, holder, epoch) the batch's units are committed
+ *             under; a lease row that names another holder or epoch aborts the batch (PU003;
+ *             the host sends its units again one by one, so only the fenced unit is refused).
+ *             The row is locked FOR SHARE until the commit: a takeover (an UPDATE of the row)
+ *             waits for it, and the new holder then reads what it committed
+ */
+function v4(s: string): string {
+  const v3Body = v3(s, { appRole: "" } as PostgresAddress).split("\nREVOKE ALL ON FUNCTION")[0]!;
+  const finished = `      UPDATE ${`"${s}".iterations`} SET status = r.status, closed = r.closed, error = r.error, finished_at = p_now
+        WHERE trace_id = r.trace_id AND loop_id = r.loop_id AND workspace_id = p_ws;
+    END LOOP;`;
+  if (!v3Body.includes(finished)) throw new Error("schema.ts: version 3's commit_units changed; version 4 must follow it");
+  const marked = `      UPDATE ${`"${s}".iterations`} SET status = r.status, closed = r.closed, error = r.error, finished_at = p_now
+        WHERE trace_id = r.trace_id AND loop_id = r.loop_id AND workspace_id = p_ws
+        RETURNING cause INTO v_cause;
+      -- The tick of a periodic iteration is finished with it (a cause that is not such a tick: nothing).
+      IF v_cause IS NOT NULL AND v_cause LIKE '{%' THEN
+        v_tick := v_cause::jsonb;
+        IF v_tick->>'cadence' = 'periodic' AND coalesce(v_tick->>'scheduled_at', '') ~ '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,3})?Z$' THEN
+          UPDATE ${`"${s}".ticks`} SET finished_at = clock_timestamp()
+            WHERE loop_id = r.loop_id AND workspace_id = p_ws AND finished_at IS NULL
+              AND scheduled_at = round(extract(epoch FROM (v_tick->>'scheduled_at')::timestamptz) * 1000)::bigint;
+        END IF;
+      END IF;
+    END LOOP;`;
+  const opening = `  IF p_new_ws THEN`;
+  const fenced = `  -- The fleet's fence: each unit's lease must still name its holder and epoch (locked until
+  -- commit, so a takeover waits for this transaction and then reads what it committed).
+  IF p ? 'fences' THEN
+    FOR r IN SELECT * FROM jsonb_to_recordset(p->'fences') AS x(loop_id text, holder text, epoch bigint) LOOP
+      PERFORM 1 FROM "${s}".leases WHERE loop_id = r.loop_id AND workspace_id = p_ws AND holder = r.holder AND epoch = r.epoch FOR SHARE;
+      IF NOT FOUND THEN
+        RAISE EXCEPTION 'loop % of workspace % is no longer held by % at lease epoch %: another host of the fleet took it over, so this unit is not committed', r.loop_id, p_ws, r.holder, r.epoch USING ERRCODE = 'PU003';
+      END IF;
+    END LOOP;
+  END IF;
+${opening}`;
+  if (!v3Body.includes(opening)) throw new Error("schema.ts: version 3's commit_units changed; version 4 must follow it");
+  return v3Body
+    .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+    .replace(opening, () => fenced)
+    .replace("  v_lost text;\n", "  v_lost text;\n  v_cause text;\n  v_tick jsonb;\n")
+    .replace(finished, () => marked);
 }
 
-export const SCHEMA_VERSION = 3;
+/** Migration n takes the schema from version n-1 to n. */
+export function migrations(a: PostgresAddress): string[] {
+  return [v1(a.schema, a), v2(a.schema, a), v3(a.schema, a), v4(a.schema)];
+}
+
+export const SCHEMA_VERSION = 4;

@@ -16,7 +16,7 @@
 import pg from "pg";
 import { GENESIS } from "../../src/store/audit-chain.js";
 import type { UnitOfWork } from "../../src/store/contracts.js";
-import { chainStep, UnitBatch, type ChainHead, type UnitMemory } from "./store-unit.js";
+import { chainStep, UnitBatch, type ChainHead, type UnitFence, type UnitMemory } from "./store-unit.js";
 
 /** Units sent in one call at most. */
 const BATCH = 64;
@@ -30,6 +30,8 @@ export interface QueuedUnit {
   memory?: UnitMemory;
   /** The workspace is not yet known to be in the directory. */
   newWorkspace: boolean;
+  /** The fleet lease the unit is committed under (checked by the database), if any. */
+  fence?: UnitFence;
 }
 
 interface Waiting extends QueuedUnit {
@@ -143,7 +145,7 @@ export class ChainWriter {
     for (const w of batch) {
       try {
         const step = w.unit.audit.length > 0 ? chainStep(head as ChainHead, w.unit.audit) : undefined;
-        rows.add(w.unit, step, w.memory);
+        rows.add(w.unit, step, w.memory, w.fence);
         if (step) head = step.to;
         sent.push(w);
       } catch (error) {

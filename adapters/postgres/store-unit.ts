@@ -44,6 +44,15 @@ export interface UnitMemory {
   rows: readonly MemoryChange[];
 }
 
+/**
+ * The fleet lease a unit is committed under (src/fleet): the database commits the unit only while
+ * the lease row still names this holder at this epoch (commit_units, schema version 4; PU003).
+ */
+export interface UnitFence {
+  holder: string;
+  epoch: number;
+}
+
 /** JSON kept as text, canonical, byte for byte (what a replay returns). */
 const json = (v: unknown): string => canonicalJson(v === undefined ? null : v);
 
@@ -81,14 +90,17 @@ export class UnitBatch {
   /** Memory rows by graph, kind and key, the last write of the batch (Map order: first insertion). */
   private readonly memory = new Map<string, Row>();
   private readonly forget = new Map<string, Row>();
+  /** The leases the batch's units are committed under, one per loop, holder and epoch. */
+  private readonly fences = new Map<string, Row>();
   private n = 0;
   /** The chain the batch's events extend, from its first unit's head to its last one's. */
   private chain?: { from: ChainHead; to: ChainHead };
   units = 0;
 
   /** Adds a unit, its events hashed by `step` (which follows the batch's last one); throws, adding nothing, on a value that is not JSON. */
-  add(unit: UnitOfWork, step: ChainStep | undefined, memory?: UnitMemory): void {
+  add(unit: UnitOfWork, step: ChainStep | undefined, memory?: UnitMemory, fence?: UnitFence): void {
     const r = unitRows(unit, step);
+    if (fence) this.fences.set(`${unit.loop_id}\u0000${fence.holder}\u0000${fence.epoch}`, { loop_id: unit.loop_id, holder: fence.holder, epoch: fence.epoch });
     const changes = (memory?.rows ?? []).map((c) => ({ c, value: c.value === null ? null : JSON.stringify(c.value) }));
     const ordered = (row: Row | undefined, into: Row[]) => row && into.push({ n: this.n++, ...row });
     ordered(r.started, this.rows.started);
@@ -119,6 +131,7 @@ export class UnitBatch {
     if (this.forget.size > 0) p.forget = [...this.forget.values()];
     if (this.finished.size > 0) p.finished = [...this.finished.values()];
     if (this.counters.size > 0) p.counters = [...this.counters.values()];
+    if (this.fences.size > 0) p.fences = [...this.fences.values()];
     const c = this.chain;
     return [c ? c.from.seq : null, c ? c.from.hash : null, c ? c.to.seq : null, c ? c.to.hash : null, now, JSON.stringify(p)];
   }

@@ -29,6 +29,7 @@ import { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
 import { exportRows } from "./store-export.js";
 import { PostgresMemory } from "./store-memory.js";
 import { ChainWriter } from "./store-chain.js";
+import type { UnitFence } from "./store-unit.js";
 
 /** A pg failure as the store's one-line error. */
 export function storeErrorOf(display: string, error: unknown): StoreError {
@@ -38,6 +39,7 @@ export function storeErrorOf(display: string, error: unknown): StoreError {
   const code = String((error as { code?: unknown })?.code ?? "");
   const line = describePgError(error);
   if (code === "PU001") return new StoreError("STORE_IDEMPOTENCY_CLAIMED", `${display}: ${line}`, { cause: error });
+  if (code === "PU003") return new StoreError("STORE_LEASE_LOST", `${display}: ${line}`, { cause: error });
   if (/^E(CONNREFUSED|HOSTUNREACH|NOTFOUND|TIMEDOUT)$/.test(code) || code === "53300") {
     return new StoreError("STORE_UNAVAILABLE", `PostgreSQL at ${display} is unavailable: ${line}; nothing of this unit was committed`, { cause: error });
   }
@@ -60,6 +62,9 @@ export class PostgresStore implements Store {
   private readonly staged = new Map<string, MemoryChange[]>();
   /** Outbox ids pending() returned, with their workspace (settle's row-level security). */
   private readonly outboxWorkspace = new Map<string, string>();
+
+  /** The fleet lease a loop's units are committed under (fenceWith), if any. */
+  private fencing: ((loopId: string, workspaceId: string) => UnitFence | undefined) | undefined;
 
   private readonly ready: Promise<PostgresDatabase>;
   private readonly address: PostgresAddress;
@@ -127,6 +132,22 @@ export class PostgresStore implements Store {
     for (const graph of this.graphs.values()) graph.refresh(workspaceId);
   }
 
+  /**
+   * Fences this host's units by its fleet leases: `fence` names the lease (holder, epoch) a loop's
+   * units in a workspace are committed under (an epoch of 0, which no lease has, when the loop is
+   * the fleet's but not held here), or undefined for a loop outside the fleet. The database then
+   * refuses, whole, a unit whose lease row names another holder or epoch (STORE_LEASE_LOST): a
+   * commit delayed past a takeover cannot land after the new holder resumed its phase. Only when
+   * the fleet's leases (`leasesUrl`) are in this store's database and schema: false otherwise.
+   */
+  fenceWith(leasesUrl: string, fence: (loopId: string, workspaceId: string) => UnitFence | undefined): boolean {
+    // Only where the leases are: the check reads this schema's lease rows.
+    const leases = parsePostgresUrl(leasesUrl);
+    if (leases.display !== this.address.display || leases.schema !== this.address.schema) return false;
+    this.fencing = fence;
+    return true;
+  }
+
   async commit(unit: UnitOfWork): Promise<void> {
     const ws = unit.workspace_id;
     if (ws === "") throw new StoreError("STORE_NO_WORKSPACE", "a unit of work needs a workspace: the empty string is none");
@@ -135,7 +156,8 @@ export class PostgresStore implements Store {
     const rows = memoryKey === undefined ? undefined : this.staged.get(memoryKey);
     try {
       await this.ready;
-      await this.units.write(ws, { unit, newWorkspace: !this.known.has(ws), ...(rows && graph !== undefined ? { memory: { graph, rows } } : {}) });
+      const fence = this.fencing?.(unit.loop_id, ws);
+      await this.units.write(ws, { unit, newWorkspace: !this.known.has(ws), ...(rows && graph !== undefined ? { memory: { graph, rows } } : {}), ...(fence ? { fence } : {}) });
     } catch (error) {
       throw storeErrorOf(this.display, error);
     }

@@ -237,7 +237,7 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   let fleet: FleetRun | undefined;
   if (opts.fleet !== undefined && nats) {
     try {
-      fleet = await openFleet(opts.fleet, { workspace, leaseTtl: opts.leaseTtl, ...(opts.hostId ? { hostId: opts.hostId } : {}), nats, note: (m) => note(m) });
+      fleet = await openFleet(opts.fleet, { workspace, leaseTtl: opts.leaseTtl, ...(opts.hostId ? { hostId: opts.hostId } : {}), nats, note: (m) => note(m), store });
     } catch (error) {
       await nats.close();
       throw error;

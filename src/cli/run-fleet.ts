@@ -36,7 +36,7 @@ export interface FleetRun {
 
 export async function openFleet(
   url: string,
-  options: { workspace: string; hostId?: string; leaseTtl?: string; nats: NatsTransport; note: (message: string) => void },
+  options: { workspace: string; hostId?: string; leaseTtl?: string; nats: NatsTransport; note: (message: string) => void; store?: unknown },
 ): Promise<FleetRun> {
   const ttl = parseDuration(options.leaseTtl ?? "15s");
   if (!ttl.ok) throw new UsageError(`--lease-ttl: ${ttl.error.message}`);
@@ -76,6 +76,9 @@ export async function openFleet(
       await options.nats.stopReceiving(loopId);
     },
   });
+  // A PostgreSQL store on the fleet's schema commits each unit only while its lease is still this host's.
+  const fenced = (options.store as { fenceWith?: (url: string, fence: Fleet["fence"]) => boolean } | undefined)?.fenceWith?.(url, (loopId, workspace) => fleet.fence(loopId, workspace));
+  if (fenced === false) options.note("fleet: the store is not in the fleet's database schema: its commits are fenced by this host only, not by the database");
   return {
     fleet,
     start: async (h) => {

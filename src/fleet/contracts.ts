@@ -51,7 +51,11 @@ export interface LeaseStore {
   release(key: LeaseKey, holder: string): Promise<void>;
   /** Claims one scheduled tick of a loop for the fleet: true for the first claim only. */
   claimTick(key: LeaseKey, scheduledAt: number, holder: string): Promise<boolean>;
-  /** Records that the iteration of a claimed tick has finished. */
+  /**
+   * Records that the iteration of a claimed tick has finished. With the PostgreSQL store the
+   * iteration's end already did, in its own transaction (schema version 4): this round trip is
+   * then a no-op, and a host killed before it leaves no tick to run again.
+   */
   finishTick(key: LeaseKey, scheduledAt: number): Promise<void>;
   /** Ticks other hosts claimed and never finished (they died mid-iteration), oldest first. */
   unfinishedTicks(key: LeaseKey, exceptHolder: string): Promise<{ scheduled_at: number; holder: string }[]>;

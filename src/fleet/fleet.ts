@@ -54,6 +54,8 @@ export class Fleet implements FleetGate {
   /** Per held loop: when to give it up unless a renewal comes first. */
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
   private loops: string[] = [];
+  /** Every loop this host ran in the fleet, still fenced after stop(). */
+  private readonly fleetLoops = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> = Promise.resolve();
   private failing = false;
@@ -66,6 +68,16 @@ export class Fleet implements FleetGate {
     return this.o.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   }
 
+  /**
+   * The lease this host's units of `loopId` in `workspace` are committed under, for the store to
+   * check in the commit's transaction: epoch 0 (no lease has it) when the loop is the fleet's but
+   * not held here; undefined for a loop or workspace outside the fleet.
+   */
+  fence(loopId: string, workspace: string): { holder: string; epoch: number } | undefined {
+    if (workspace !== this.o.workspace || !this.fleetLoops.has(loopId)) return undefined;
+    return { holder: this.o.hostId, epoch: this.held.get(loopId)?.epoch ?? 0 };
+  }
+
   holds(loopId: string): boolean {
     return this.held.has(loopId);
   }
@@ -73,6 +85,7 @@ export class Fleet implements FleetGate {
   /** Starts competing for the leases of `loops`; resolves after the first round. */
   async start(loops: readonly string[]): Promise<void> {
     this.loops = [...loops];
+    for (const loopId of loops) this.fleetLoops.add(loopId);
     await this.renew();
     const every = this.o.renewMs ?? Math.max(50, Math.floor(this.ttlMs / 3));
     this.timer = setInterval(() => void this.renew(), every);

@@ -166,8 +166,12 @@ export class IterationExecutor {
     } catch (e) {
       it.outbox = undefined;
       // An unreachable audit substrate ends here, reported through the iteration's status; a
-      // store that cannot record the end leaves the iteration to be resumed, and says why.
-      if (journal && result.status === "completed") {
+      // store that cannot record the end leaves the iteration to be resumed, and says why. Its
+      // end refused by the lease's fence: the new holder resumes it, as after LEASE_LOST.
+      if (refusedByFence(e)) {
+        result.status = "failed";
+        result.error = { code: "LEASE_LOST", message: new LeaseLostError(this.id, workspaceId, "the database refused the iteration's end: the lease names another holder").message };
+      } else if (journal && result.status === "completed") {
         result.status = "failed";
         result.error = { code: (e as { code?: string }).code ?? "STORE_FAILED", message: (e as Error).message };
       }
@@ -292,7 +296,9 @@ export class IterationExecutor {
       // A phase that finished after the lease was lost is not committed: the new holder runs it.
       const fenced = this.fence(it.workspaceId);
       if (fenced) throw fenced;
-      await journal.commit(audit, step);
+      await journal.commit(audit, step).catch((e: unknown) => {
+        throw refusedByFence(e) ? new LeaseLostError(this.id, it.workspaceId, "the database refused the phase's commit: the lease names another holder") : e;
+      });
       await deliver(it);
     }
   }
@@ -394,4 +400,9 @@ function summarize(result: unknown): unknown {
     else if (Array.isArray(v)) out[`${k}_count`] = v.length;
   }
   return out;
+}
+
+/** A commit the store refused because the fleet lease it was sent under moved to another host. */
+function refusedByFence(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === "STORE_LEASE_LOST";
 }

@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryStore } from "../../adapters/memory/store.js";
+import { PostgresDatabase, PostgresLeases } from "../../adapters/postgres/index.js";
 import { migrate } from "../../adapters/postgres/migrate.js";
 import { PostgresStore } from "../../adapters/postgres/store.js";
 import { createHost } from "../../src/embedded.js";
@@ -233,6 +234,53 @@ describeWith(pgService, "a fleet's takeover on a shared PostgreSQL store", () =>
       { numRuns: 8 },
     );
   }, 120_000);
+
+  it.each([
+    ["apply", "the phase's commit"],
+    ["learn", "the iteration's end"],
+  ] as const)("the database fences a commit sent under a lease that changed hands meanwhile (the host had not noticed), cut in %s: the iteration ends LEASE_LOST, the new holder resumes that phase; the holder's earlier commits passed", async (phase, what) => {
+    const workspace = `fenced-${phase}`;
+    const key = { loop_id: "test.loop", workspace_id: workspace };
+    const db = await PostgresDatabase.open(pg.url);
+    try {
+      const lease = await new PostgresLeases(db).acquire(key, "a", 60_000);
+      expect(lease?.epoch).toBe(1);
+      const fenced = async (holder: string, epoch: number) => {
+        const store = await open();
+        expect(store.fenceWith(pg.url, (loopId, ws) => (loopId === "test.loop" && ws === workspace ? { holder, epoch } : undefined))).toBe(true);
+        return store;
+      };
+      const effects = new Effects();
+      const a = await hostOn(await fenced("a", 1), effects, gate, workspace);
+      const b = await hostOn(await fenced("b", 2), effects, gate, workspace);
+      try {
+        await (await a.host.takeOver("test.loop")).finished;
+        a.gates[phase].arm();
+        const running = a.host.trigger("test.loop");
+        await a.gates[phase].reached;
+        // b takes the lease over; a's host has not renewed yet and still believes it holds it.
+        await pg.admin(`UPDATE "${pg.schema}".leases SET holder = 'b', epoch = 2 WHERE loop_id = $1 AND workspace_id = $2`, ["test.loop", workspace]);
+        a.gates[phase].open();
+        const cut = await running;
+        expect(cut.error?.code).toBe("LEASE_LOST");
+        expect(cut.error?.message).toContain(`the database refused ${what}`);
+        // The phases before it committed under a's lease (the near miss); its commit was refused, whole.
+        const at = PHASES.indexOf(phase);
+        const left = await stores.at(-1)!.interrupted("test.loop");
+        expect(left.map((i) => [i.trace_id, i.phases.map((p) => p.phase_id)])).toEqual([[cut.trace_id, PHASES.slice(0, at)]]);
+        const resumed = (await (await b.host.takeOver("test.loop")).finished) as { status: string; trace_id: string; phases: { phase_id: string }[] };
+        expect(resumed).toMatchObject({ status: "completed", trace_id: cut.trace_id });
+        expect(resumed.phases.map((p) => p.phase_id)).toEqual(PHASES.slice(at));
+        expect(PHASES.map((p) => effects.of(cut.trace_id, p))).toEqual(PHASES.map((_, i) => (i === at ? 2 : 1)));
+        expect((await stores.at(-1)!.verifyAudit(workspace)).every((r) => r.ok)).toBe(true);
+      } finally {
+        await a.host.stop({ timeoutMs: 2000 });
+        await b.host.stop({ timeoutMs: 2000 });
+      }
+    } finally {
+      await db.close();
+    }
+  });
 });
 
 describe("resume without a fleet", () => {
