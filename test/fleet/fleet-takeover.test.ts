@@ -18,21 +18,13 @@
  * it never committed on h1); each fetch saw every earlier iteration's node, whichever host wrote
  * it; every claimed tick finished; nothing is left interrupted; the audit chain verifies.
  */
-import { createServer } from "node:http";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { migrate } from "../../adapters/postgres/index.js";
 import { PostgresStore } from "../../adapters/postgres/store.js";
 import { initSignatures } from "../../src/runtime/signature.js";
-import { baseManifest } from "../helpers/manifests.js";
 import { describeWith } from "../helpers/services.js";
 import { until } from "../transports/contract.js";
-import { pgSchema } from "../adapters/postgres/helpers.js";
-import { natsSystem } from "../adapters/nats/helpers.js";
-import { both, natsServiceState, pgService, startHost, type HostProcess } from "./processes.js";
+import { both, startHost, takeoverWorld, type HostProcess } from "./processes.js";
 
 const HOST = resolve(import.meta.dirname, "fixtures/takeover-host.mjs");
 const TTL_MS = 2_000;
@@ -47,33 +39,8 @@ describeWith(both, "a fleet's takeover of a half-done iteration", () => {
 
   it("the survivor resumes the killed host's iteration at the phase after its last committed one; nothing committed runs twice or is lost; a joining host leaves a live host's iteration alone", async () => {
     // The world the handlers act on: every phase run, counted by trace, whichever host ran it.
-    const runs: { phase: string; trace: string; iteration: number; host: string }[] = [];
-    const counter = createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://x");
-      runs.push({ phase: url.pathname.slice(1), trace: url.searchParams.get("trace") ?? "", iteration: Number(url.searchParams.get("iteration")), host: url.searchParams.get("host") ?? "" });
-      res.end("ok");
-    });
-    await new Promise<void>((r) => counter.listen(0, "127.0.0.1", r));
-    cleanup.push(() => new Promise((r) => counter.close(r)));
-    const counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}`;
-
-    const pg = pgSchema(pgService.url as string);
-    cleanup.push(() => pg.drop());
-    await migrate(pg.url);
-    const nats = natsSystem(natsServiceState.url as string);
-    cleanup.push(() => nats.close());
-    const dir = mkdtempSync(join(tmpdir(), "pulse-takeover-"));
-    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const manifest = baseManifest();
-    manifest.loop_id = "fleet.worker";
-    manifest.cadence = { type: "periodic", params: { interval: "400ms" } };
-    manifest.substrates = { memory: "memory://fleet.worker", policy: "memory://p", audit: "memory://a", auth: "memory://u" };
-    writeFileSync(join(dir, "worker.json"), JSON.stringify(manifest));
-
-    const start = (name: string, blockAt?: number): HostProcess => {
-      const env = { ...process.env, HOST_ID: name, PG_URL: pg.url, NATS_URL: nats.url, COUNTER_URL: counterUrl, MANIFEST: join(dir, "worker.json"), LEASE_TTL: String(TTL_MS), ...(blockAt ? { BLOCK_AT: String(blockAt) } : {}) };
-      return startHost(name, [HOST], env, cleanup);
-    };
+    const { runs, pg, env } = await takeoverWorld(cleanup, 400, TTL_MS);
+    const start = (name: string, blockAt?: number): HostProcess => startHost(name, [HOST], { ...env(name), ...(blockAt ? { BLOCK_AT: String(blockAt) } : {}) }, cleanup);
     const notes = (h: HostProcess, prefix: string) => h.records.filter((r) => r.type === "note" && String(r.message).startsWith(prefix));
     const holds = (h: HostProcess) => notes(h, "fleet: fleet.worker runs here").length > notes(h, "fleet: fleet.worker no longer runs here").length;
     const started = (h: HostProcess) => h.records.filter((r) => r.type === "iteration.started");

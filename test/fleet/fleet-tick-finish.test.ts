@@ -10,20 +10,12 @@
  *   3. h2 takes the lease over: it does not run the held tick again (the end's commit finished
  *      it), it runs the never-started one once, and goes on.
  */
-import { createServer } from "node:http";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { migrate } from "../../adapters/postgres/index.js";
 import { initSignatures } from "../../src/runtime/signature.js";
-import { baseManifest } from "../helpers/manifests.js";
 import { describeWith } from "../helpers/services.js";
 import { until } from "../transports/contract.js";
-import { pgSchema } from "../adapters/postgres/helpers.js";
-import { natsSystem } from "../adapters/nats/helpers.js";
-import { both, natsServiceState, pgService, startHost, type HostProcess } from "./processes.js";
+import { both, startHost, takeoverWorld, type HostProcess } from "./processes.js";
 
 const HOST = resolve(import.meta.dirname, "fixtures/takeover-host.mjs");
 const TTL_MS = 2_000;
@@ -37,28 +29,8 @@ describeWith(both, "a tick whose iteration ended, its host killed before finishT
   });
 
   it("is not run again by the lease's next holder; a claimed tick whose iteration never started is run again, once", async () => {
-    const runs: { phase: string; trace: string; host: string }[] = [];
-    const counter = createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://x");
-      runs.push({ phase: url.pathname.slice(1), trace: url.searchParams.get("trace") ?? "", host: url.searchParams.get("host") ?? "" });
-      res.end("ok");
-    });
-    await new Promise<void>((r) => counter.listen(0, "127.0.0.1", r));
-    cleanup.push(() => new Promise((r) => counter.close(r)));
-    const pg = pgSchema(pgService.url as string);
-    cleanup.push(() => pg.drop());
-    await migrate(pg.url);
-    const nats = natsSystem(natsServiceState.url as string);
-    cleanup.push(() => nats.close());
-    const dir = mkdtempSync(join(tmpdir(), "pulse-tickfinish-"));
-    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const manifest = baseManifest();
-    manifest.loop_id = "fleet.worker";
-    manifest.cadence = { type: "periodic", params: { interval: `${INTERVAL_MS}ms` } };
-    manifest.substrates = { memory: "memory://fleet.worker", policy: "memory://p", audit: "memory://a", auth: "memory://u" };
-    writeFileSync(join(dir, "worker.json"), JSON.stringify(manifest));
-    const start = (name: string, extra: Record<string, string> = {}): HostProcess =>
-      startHost(name, [HOST], { ...process.env, HOST_ID: name, PG_URL: pg.url, NATS_URL: nats.url, COUNTER_URL: `http://127.0.0.1:${(counter.address() as AddressInfo).port}`, MANIFEST: join(dir, "worker.json"), LEASE_TTL: String(TTL_MS), ...extra }, cleanup);
+    const { runs, pg, env } = await takeoverWorld(cleanup, INTERVAL_MS, TTL_MS);
+    const start = (name: string, extra: Record<string, string> = {}): HostProcess => startHost(name, [HOST], { ...env(name), ...extra }, cleanup);
     const notes = (h: HostProcess) => h.records.filter((r) => r.type === "note").map((r) => String(r.message));
 
     // 1. h1: the 3rd periodic iteration ends (committed), its finishTick never goes out; SIGKILL.
