@@ -35,7 +35,7 @@ export function createDriver(spec: DriverSpec): AgentDriver {
   const env = spec.env ?? process.env;
   if (spec.name === "scripted") {
     if (!spec.script) throw new DriverSpecError("the scripted driver needs a script (--script FILE)");
-    return new ScriptedDriver(typeof spec.script === "string" ? loadScript(spec.script) : spec.script);
+    return new ScriptedDriver(typeof spec.script === "string" ? loadScript(spec.script) : spec.script, { parentEnv: env });
   }
   if (spec.name === "openai") {
     const baseUrl = spec.endpoint?.baseUrl ?? env.OPENAI_BASE_URL;

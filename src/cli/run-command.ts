@@ -8,6 +8,7 @@ import { parseDuration } from "../grammar/duration.js";
 import { DEFAULT_MAX_BYTES } from "../source/load.js";
 import { validateSources } from "../validator/validate.js";
 import { compactLine } from "../format/compact.js";
+import { parseHost } from "../transports/listener-guard.js";
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { useColor } from "./io.js";
@@ -36,6 +37,8 @@ export interface RunCliOptions {
   kickoff?: boolean;
   event?: string[];
   listen?: string;
+  allowHost?: string[];
+  allowOrigin?: string[];
   token?: string;
   maxSignalBytes?: string;
   httpMode?: "structured" | "binary";
@@ -111,6 +114,8 @@ export function addRunOptions(cmd: Command): Command {
     .option("-e, --event <name[=json]>", "emit an event (for event cadences) when the host starts; repeatable", collect, [])
     .option("--listen <[host:]port>", "receive CloudEvents signals over HTTP on this port (127.0.0.1 unless a host is given; any other host needs --token)")
     .option("--token <token>", "shared secret of --listen (required from senders as a bearer token) and of --route (sent); default $PULSE_TOKEN")
+    .option("--allow-host <name>", "--listen also accepts requests addressed to this host name (name or name:port; repeatable)", (v: string, p: string[] = []) => [...p, v])
+    .option("--allow-origin <origin>", "--listen also accepts requests from web pages of this origin (repeatable)", (v: string, p: string[] = []) => [...p, v])
     .option("--max-signal-bytes <n>", "largest signal --listen takes (default 1048576); larger ones are refused with 413")
     .option("--route <loop=url>", "send signals for loop to another host over HTTP; repeatable", collect, [])
     .option("--transport <url>", "send and take signals through NATS JetStream: nats://host:4222[?system=name]")
@@ -186,6 +191,10 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   }
   const maxSignalBytes = parseCount("--max-signal-bytes", opts.maxSignalBytes);
   if (maxSignalBytes !== undefined && opts.listen === undefined) throw new UsageError("--max-signal-bytes bounds what --listen takes: it needs --listen");
+  for (const [flag, values] of [["--allow-host", opts.allowHost], ["--allow-origin", opts.allowOrigin]] as const) {
+    if (values?.length && opts.listen === undefined) throw new UsageError(`${flag} widens what --listen accepts: it needs --listen`);
+  }
+  for (const h of opts.allowHost ?? []) if (!parseHost(h)) throw new UsageError(`--allow-host takes a host name (name or name:port), not ${JSON.stringify(h)}`);
   const events = parseEvents(opts.event ?? []);
   const routes = parseRoutes(opts.route ?? []);
   if (opts.transport !== undefined && Object.keys(routes).length > 0) throw new UsageError("--transport reaches every loop of the system through NATS: it cannot be combined with --route");
@@ -275,7 +284,7 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
 
   let server: { close(): Promise<void> } | undefined;
   if (listen) {
-    const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope), { ...(token !== undefined ? { token } : {}), ...(maxSignalBytes !== undefined ? { maxBodyBytes: maxSignalBytes } : {}) });
+    const signalServer = transports.createSignalServer((loopId, envelope) => h.receive(loopId, envelope), { ...(token !== undefined ? { token } : {}), ...(maxSignalBytes !== undefined ? { maxBodyBytes: maxSignalBytes } : {}), allowHosts: opts.allowHost ?? [], allowOrigins: opts.allowOrigin ?? [] });
     const { url } = await signalServer.listen(listen.port, listen.host).catch((e: NodeJS.ErrnoException) => {
       const reason = e.code === "EADDRINUSE" ? "the port is already in use" : e.code === "EACCES" ? "permission denied" : e.code === "EADDRNOTAVAIL" ? "no such address on this machine" : (e.code ?? e.message);
       throw new UsageError(`--listen ${opts.listen}: cannot receive signals on ${listen.host}:${listen.port}: ${reason}`);

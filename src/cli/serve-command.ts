@@ -10,28 +10,41 @@ import { createSessionMcpServer } from "../serve/mcp-tools.js";
 import { errorBody, handleRest, readJson, sendJson } from "../serve/rest.js";
 import { SessionApi } from "../serve/session-api.js";
 import { bearerAuthorized, refuseUnauthorized } from "../transports/bearer.js";
+import { guardRequest, listenerGuard, type ListenerGuard } from "../transports/listener-guard.js";
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { parseListen } from "./run-command.js";
 import { openSessions } from "./session-setup.js";
-import type { ServeOptions } from "./serve-options.js";
+import { parseMaxSessions, parseScriptDirs, type ServeOptions } from "./serve-options.js";
 
 export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (fn: () => void) => void }): Promise<number> {
   const listen = parseListen(opts.listen ?? "3002");
   const token = opts.token ?? (io.env.PULSE_TOKEN || undefined);
   if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
   if (!listen.loopback && token === undefined) throw new UsageError(`--listen ${opts.listen} serves sessions to other machines: give it a --token (or PULSE_TOKEN), which clients must send`);
+  const maxSessions = parseMaxSessions(opts.maxSessions);
+  const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
   const sessions = openSessions(opts, io);
   const { runner, notifier } = await sessions.runner({ io });
-  const api = new SessionApi(sessions.service, runner, (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`));
+  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
 
   const server = createServer((req, res) => {
+    // Host and Origin first: a web page is refused before anything else reads its request.
+    if (guardRequest(guard, req, res)) return;
     if (token !== undefined && !bearerAuthorized(req, token)) return refuseUnauthorized(res);
-    void route(api, req, res).catch((e: unknown) => {
-      if (!res.headersSent) sendJson(res, errorBody(e).status, errorBody(e).body);
+    void route(api, guard, req, res).catch((e: unknown) => {
+      const { status, body, headers } = errorBody(e);
+      if (!res.headersSent) sendJson(res, status, body, headers);
       else res.end();
     });
   });
+  server.keepAliveTimeout = 65_000;
+  let guard: ListenerGuard;
+  try {
+    guard = listenerGuard(server, { allowHosts: opts.allowHost ?? [], allowOrigins: opts.allowOrigin ?? [] });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   const url = await new Promise<string>((resolve, reject) => {
     server.once("error", (e: NodeJS.ErrnoException) =>
       reject(e.code === "EADDRINUSE" ? new UsageError(`--listen ${opts.listen}: port ${listen.port} on ${listen.host} is already in use (try --listen 0 for a free one)`) : e.code === "EADDRNOTAVAIL" ? new UsageError(`--listen ${opts.listen}: ${listen.host} is not an address of this machine`) : e),
@@ -41,7 +54,7 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
       resolve(`http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
     });
   });
-  io.stdout(`serving sessions at ${url}/api/pulse and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}Ctrl-C stops)\n`);
+  io.stdout(`serving sessions at ${url}/api/pulse and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}at most ${maxSessions} running at once; ${scriptDirs.length ? `scripts from ${scriptDirs.join(", ")}` : "no scripts"}; Ctrl-C stops)\n`);
   await new Promise<void>((resolve) => stop.onStop(resolve));
   io.stdout("stopping: sessions running here pause after their current iteration\n");
   await api.pauseAll();
@@ -55,7 +68,7 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   return EXIT.ok;
 }
 
-async function route(api: SessionApi, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(api: SessionApi, guard: ListenerGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (await handleRest(api, req, res)) return;
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
   if (path !== "/mcp") return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no such endpoint: ${path} (REST under /api/pulse, MCP at /mcp)` } });
@@ -63,7 +76,8 @@ async function route(api: SessionApi, req: IncomingMessage, res: ServerResponse)
   // Stateless: one server and transport per request, so nothing is kept between calls.
   const body = await readJson(req);
   const mcp = createSessionMcpServer(api);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // The SDK's own DNS-rebinding protection too, as the MCP specification asks of servers.
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableDnsRebindingProtection: true, allowedHosts: guard.hostHeaders(), allowedOrigins: guard.origins() });
   res.on("close", () => {
     void transport.close();
     void mcp.close();

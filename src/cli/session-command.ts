@@ -41,6 +41,12 @@ interface StoreOpts {
   profile?: string;
 }
 
+interface McpOpts extends StoreOpts {
+  session?: string;
+  allowScripts?: string[];
+  maxSessions?: string;
+}
+
 interface RunOpts extends StoreOpts {
   detach?: boolean;
   json?: boolean;
@@ -231,7 +237,10 @@ export function addSessionCommands(session: Command, io: CliIO): void {
 
   withStore(session.command("mcp"))
     .description("Serve the session tools (pulse_start, pulse_status, pulse_pause, pulse_resume, pulse_abort, pulse_list) over MCP on stdio.")
-    .action((opts: StoreOpts, cmd: Command) =>
+    .option("--session <id>", "serve only pulse_status, of this session only (what an agent of the session is given with --context mcp)")
+    .option("--allow-scripts <dir>", "let pulse_start run the scripted driver with scripts from this directory (repeatable; default: none)", (v: string, p: string[] = []) => [...p, v])
+    .option("--max-sessions <n>", "sessions this server runs at once (default: the number of CPUs)")
+    .action((opts: McpOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         const { serveMcpStdio } = await import("../serve/mcp-stdio.js");
         return serveMcpStdio(opts, io);

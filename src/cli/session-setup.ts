@@ -5,13 +5,14 @@
  */
 import { dirname, resolve } from "node:path";
 import { createDriver } from "../../adapters/agents/create-driver.js";
+import { git } from "../coding/git.js";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { desktopChannel, Notifier, terminalChannel, webhookChannel, type NotifierChannel } from "../coding/notifier.js";
 import { loadSessionProfile, type SessionProfile } from "../coding/session/profile.js";
 import type { SessionRecord, SessionRecords } from "../coding/session/records.js";
 import { SessionRunner } from "../coding/session/runner.js";
-import { SessionService } from "../coding/session/service.js";
+import { SessionInputError, SessionService, type SessionDraft } from "../coding/session/service.js";
 import { createRuntime } from "../embedded.js";
 import type { CliIO } from "./io.js";
 
@@ -42,7 +43,7 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
   const profile = loadSessionProfile(options.profile === undefined ? undefined : resolve(io.cwd, options.profile));
   const storePath = storePathOf(options.store, io);
   const records: SessionRecords = storePath === undefined ? new MemorySessionRecords() : SqliteSessionRecords.open(storePath);
-  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10 });
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10 }, (draft) => checkSession(draft, profile, storePath, io));
   return {
     records,
     service,
@@ -59,7 +60,7 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
         records,
         profile,
         notifier,
-        driverFor: (s) => driverFor(s, profile, storePath, io),
+        driverFor: (s) => driverFor(s, profile, storePath, io, true),
         ...(storePath ? { stateDir: dirname(storePath) } : {}),
       });
       return { runner, notifier };
@@ -69,14 +70,32 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
 }
 
 /**
- * The session's driver. With the mcp and hybrid context strategies a CLI agent is handed the
- * profile's MCP servers, by default pulse's own session server (its history: pulse_status).
+ * What would stop a session before its first iteration, found before it is recorded (and before
+ * a client is told it started): a branch git refuses, a driver that cannot be built (unknown,
+ * no endpoint), a script that is not one.
  */
-function driverFor(s: SessionRecord, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">) {
+async function checkSession(draft: SessionDraft, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">): Promise<void> {
+  if (draft.branch_name) {
+    const valid = await git(draft.repo_path, ["check-ref-format", "--branch", draft.branch_name], { allowFail: true });
+    if (valid.code !== 0) throw new SessionInputError("branch", `${JSON.stringify(draft.branch_name)} is not a valid git branch name`);
+  }
+  try {
+    driverFor({ ...draft, context_strategy: "none" } as SessionRecord, profile, storePath, io, false);
+  } catch (e) {
+    throw new SessionInputError(draft.driver.name === "scripted" ? "script" : "driver", (e as Error).message);
+  }
+}
+
+/**
+ * The session's driver. With the mcp and hybrid context strategies a CLI agent is handed the
+ * profile's MCP servers, by default pulse's own session server: read-only, and limited to this session
+ * (its history: pulse_status). An agent must never steer, or even see, the other sessions.
+ */
+function driverFor(s: SessionRecord, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">, warn: boolean) {
   const wantsMcp = s.context_strategy === "mcp" || s.context_strategy === "hybrid";
-  if (wantsMcp && (s.driver.name === "scripted" || s.driver.name === "openai")) {
+  if (warn && wantsMcp && (s.driver.name === "scripted" || s.driver.name === "openai")) {
     io.stderr(`pulse session: the ${s.driver.name} driver takes no MCP servers: with the ${s.context_strategy} context strategy it gets ${s.context_strategy === "hybrid" ? "the prefetched context only" : "no context beyond the goal"}\n`);
   }
-  const servers = profile.buildContext.mcpServers ?? (storePath && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storePath] } } : undefined);
+  const servers = profile.buildContext.mcpServers ?? (storePath && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storePath, "--session", s.id] } } : undefined);
   return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(wantsMcp && servers ? { cli: { mcpServers: servers } } : {}) });
 }

@@ -12,6 +12,7 @@ import type { SubstrateSlotName } from "../substrates/contracts.js";
 import { UsageError, EXIT } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { bearerAuthorized, refuseUnauthorized } from "../transports/bearer.js";
+import { guardRequest, listenerGuard } from "../transports/listener-guard.js";
 import { parseCount } from "./inputs.js";
 import type { SubstrateServeOptions } from "./substrate-options.js";
 
@@ -36,12 +37,15 @@ export async function runSubstrateServe(opts: SubstrateServeOptions, io: CliIO, 
   const served = Object.fromEntries(slots.map((slot) => [slot, all[slot]]));
   const substrates = createSubstrateServer(served);
   const guarded = createServer((req, res) => {
+    // Host and Origin first: a web page must not read or write a loop's memory through a loopback port.
+    if (guardRequest(guard, req, res)) return;
     if (!token || isHealth(req) || bearerAuthorized(req, token)) {
       substrates.server.emit("request", req, res);
       return;
     }
     refuseUnauthorized(res);
   });
+  const guard = listenerGuard(guarded);
   const url = await new Promise<string>((resolve, reject) => {
     guarded.once("error", (e: NodeJS.ErrnoException) =>
       reject(e.code === "EADDRINUSE" ? new UsageError(`port ${port} on ${host} is already in use (try --port 0 for a free one)`) : e.code === "EADDRNOTAVAIL" ? new UsageError(`${host} is not an address of this machine`) : e),

@@ -2,15 +2,25 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { openSessions, type SessionStoreOptions } from "../cli/session-setup.js";
 import type { CliIO } from "../cli/io.js";
+import { parseMaxSessions, parseScriptDirs } from "../cli/serve-options.js";
 import { SessionApi } from "./session-api.js";
 import { createSessionMcpServer } from "./mcp-tools.js";
 
-export async function serveMcpStdio(opts: SessionStoreOptions, io: CliIO): Promise<number> {
+export interface McpStdioOptions extends SessionStoreOptions {
+  /** Read-only, this session only: the server an agent of the session is handed. */
+  session?: string;
+  allowScripts?: string[];
+  maxSessions?: string;
+}
+
+export async function serveMcpStdio(opts: McpStdioOptions, io: CliIO): Promise<number> {
+  const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
+  const maxSessions = parseMaxSessions(opts.maxSessions);
   const sessions = openSessions(opts, io);
   // Standard output is the protocol's: notifications and errors go to standard error.
   const { runner } = await sessions.runner({ io: { ...io, stdout: (t) => io.stderr(t) } });
-  const api = new SessionApi(sessions.service, runner, (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`));
-  const server = createSessionMcpServer(api);
+  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`) });
+  const server = createSessionMcpServer(api, opts.session === undefined ? {} : { onlySession: opts.session });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -23,8 +23,31 @@ async function answer(fn: () => Promise<unknown>): Promise<ToolResult> {
 
 const id = { sessionId: z.string().min(4).describe("the session id (or a unique prefix of at least 4 characters)") };
 
-export function createSessionMcpServer(api: SessionApi): McpServer {
+export interface SessionMcpOptions {
+  /**
+   * Serve only pulse_status, and only of this session (id or unique prefix): what an agent
+   * running inside the session is handed, so it can read its history but never steer, or see,
+   * any session.
+   */
+  onlySession?: string;
+}
+
+export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptions = {}): McpServer {
   const server = new McpServer({ name: "pulse", version: VERSION });
+  if (options.onlySession !== undefined) {
+    const own = options.onlySession;
+    server.registerTool(
+      "pulse_status",
+      { description: "This session's status and the evidence of each earlier iteration (signal, commit, files, tokens).", inputSchema: { sessionId: z.string().optional().describe("this session's id (the only one served here)") } },
+      ({ sessionId }) =>
+        answer(async () => {
+          const detail = await api.status(own);
+          if (sessionId !== undefined && sessionId !== "" && !detail.session.id.startsWith(sessionId)) throw new Error(`only this session (${detail.session.id}) can be read here`);
+          return detail;
+        }),
+    );
+    return server;
+  }
   server.registerTool(
     "pulse_start",
     {

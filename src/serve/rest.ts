@@ -9,9 +9,11 @@ import { SessionRecordsError } from "../coding/session/records.js";
 import { SessionRepoError } from "../coding/session/repo.js";
 import { SessionError } from "../coding/session/runner.js";
 import { SessionInputError, SessionStateError } from "../coding/session/service.js";
-import type { SessionApi } from "./session-api.js";
+import { BusyError, ForbiddenError, RepoBusyError, type SessionApi } from "./session-api.js";
 
 export const MAX_BODY_BYTES = 1 << 20;
+/** Deeper JSON than any request needs: refused before anything walks it (and overflows the stack). */
+export const MAX_JSON_DEPTH = 64;
 
 export class HttpError extends Error {
   constructor(
@@ -24,14 +26,23 @@ export class HttpError extends Error {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
   res.end(text);
 }
 
-/** The request's JSON body (an empty body is `{}`), refused when too large or not JSON. */
+/**
+ * The request's JSON body (an empty body is `{}`), refused when too large, too deep or not JSON.
+ * Every POST must say it is application/json, even an empty one: a web page can send any other
+ * type (text/plain, a form, none) without asking first, never this one.
+ */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = req.headers["content-type"] ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(type)) {
+    req.resume();
+    throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `send the request with Content-Type: application/json${type ? `, not ${type.slice(0, 80)}` : " (curl -H 'content-type: application/json' …)"}`);
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -41,8 +52,7 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString("utf8").trim();
   if (text === "") return {};
-  const type = req.headers["content-type"] ?? "";
-  if (type && !/^application\/json\b/i.test(type)) throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `send the body as application/json, not ${type}`);
+  if (depthOver(text, MAX_JSON_DEPTH)) throw new HttpError(400, "BAD_JSON", `the body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -50,9 +60,38 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** Whether JSON text opens more than `max` arrays or objects at once (strings skipped). */
+function depthOver(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
+/** A path segment, decoded; a malformed escape (`%E0%A4%A`) is the client's error. */
+function segment(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, "BAD_PATH", `${JSON.stringify(text.slice(0, 80))} in the path is not percent-encoded UTF-8`);
+  }
+}
+
 /** Our errors as HTTP statuses; anything else is a 500 with its message (never a stack). */
-export function errorBody(e: unknown): { status: number; body: { error: { code: string; message: string; field?: string } } } {
+export function errorBody(e: unknown): { status: number; body: { error: { code: string; message: string; field?: string } }; headers?: Record<string, string> } {
   const err = e as Error;
+  if (e instanceof ForbiddenError) return { status: 403, body: { error: { code: "FORBIDDEN", message: e.message, field: e.field } } };
+  if (e instanceof BusyError) return { status: 429, body: { error: { code: "TOO_MANY_SESSIONS", message: e.message } }, headers: { "retry-after": String(e.retryAfterSeconds) } };
+  if (e instanceof RepoBusyError) return { status: 409, body: { error: { code: "REPO_BUSY", message: e.message, field: e.field } } };
   if (e instanceof HttpError) return { status: e.status, body: { error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } } };
   if (e instanceof SessionInputError) return { status: 400, body: { error: { code: "BAD_REQUEST", message: e.message, field: e.field } } };
   if (e instanceof SessionRepoError) return { status: 400, body: { error: { code: "BAD_REQUEST", message: e.message } } };
@@ -66,7 +105,13 @@ const ACTIONS = new Set(["pause", "resume", "abort"]);
 
 /** Handles /api/pulse…; returns false for other paths. */
 export async function handleRest(api: SessionApi, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-  const url = new URL(req.url ?? "/", "http://localhost");
+  let url: URL;
+  try {
+    url = new URL(req.url ?? "/", "http://localhost");
+  } catch {
+    sendJson(res, 400, { error: { code: "BAD_PATH", message: "the request path is not a URL path" } });
+    return true;
+  }
   const parts = url.pathname.split("/").filter(Boolean);
   if (parts[0] !== "api" || parts[1] !== "pulse") return false;
   const method = req.method ?? "GET";
@@ -83,20 +128,20 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
       sendJson(res, 201, { session: await api.start(await readJson(req), "api") });
     } else if (parts.length === 3) {
       allow("GET");
-      sendJson(res, 200, await api.status(decodeURIComponent(parts[2]!)));
+      sendJson(res, 200, await api.status(segment(parts[2]!)));
     } else if (parts.length === 4 && ACTIONS.has(parts[3]!)) {
       allow("POST");
       const body = await readJson(req);
       if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).length > 0) throw new HttpError(400, "BAD_REQUEST", `${parts[3]} takes no body (or {}), got ${JSON.stringify(body).slice(0, 80)}`);
-      const id = decodeURIComponent(parts[2]!);
+      const id = segment(parts[2]!);
       const action = parts[3] as "pause" | "resume" | "abort";
       sendJson(res, 200, { session: await api[action](id) });
     } else {
       throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, POST /api/pulse/:id/pause|resume|abort)`);
     }
   } catch (e) {
-    const { status, body } = errorBody(e);
-    sendJson(res, status, body);
+    const { status, body, headers } = errorBody(e);
+    sendJson(res, status, body, headers);
   }
   return true;
 }

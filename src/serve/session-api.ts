@@ -2,25 +2,89 @@
  * The session operations `pulse serve` and `pulse session mcp` offer (REST and MCP alike): a
  * started or resumed session runs in this process, in the background; pause and abort reach a
  * session wherever it runs (here directly, elsewhere through the records).
+ *
+ * Everything that would stop a start before its first iteration is found before the caller is
+ * answered (the input, the driver and script, the branch, the repository's lock, the cap on
+ * running sessions), and a runner that still fails leaves its session `failed` with the reason:
+ * no session is ever `running` without a live runner behind it.
  */
+import { realpathSync } from "node:fs";
+import { resolve, sep } from "node:path";
 import type { SessionRecord } from "../coding/session/records.js";
 import type { SessionRunner } from "../coding/session/runner.js";
-import { startInputOf, SessionStateError, type SessionDetail, type SessionService } from "../coding/session/service.js";
+import { startInputOf, SessionInputError, SessionStateError, type SessionDetail, type SessionService } from "../coding/session/service.js";
 import type { CreatedBy } from "../coding/session/records.js";
+import { lockWorktree, WorktreeError, type WorktreeLock } from "../coding/worktree.js";
+
+/** A request the server was told not to honour (a script outside --allow-scripts). */
+export class ForbiddenError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = "ForbiddenError";
+  }
+}
+
+/** More sessions would run than the server allows (--max-sessions): try again later. */
+export class BusyError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = "BusyError";
+  }
+}
+
+/** The repository is already being worked on by another session. */
+export class RepoBusyError extends Error {
+  readonly field = "repo";
+  constructor(message: string) {
+    super(message);
+    this.name = "RepoBusyError";
+  }
+}
+
+export interface SessionApiOptions {
+  /** Directories scripts of the scripted driver may be read from; none: every script is refused. */
+  scriptDirs?: readonly string[];
+  /** Sessions this process runs at once (start and resume beyond it are refused, retry later). */
+  maxSessions?: number;
+  onError?: (id: string, error: Error) => void;
+}
 
 export class SessionApi {
   private readonly running = new Map<string, Promise<SessionRecord | undefined>>();
+  private readonly scriptDirs: string[];
+  private readonly maxSessions: number;
 
   constructor(
     private readonly service: SessionService,
     private readonly runner: SessionRunner,
-    private readonly onError: (id: string, error: Error) => void = () => undefined,
-  ) {}
+    private readonly options: SessionApiOptions = {},
+  ) {
+    this.scriptDirs = (options.scriptDirs ?? []).map((d) => realpathSync(resolve(d)));
+    this.maxSessions = options.maxSessions ?? Number.POSITIVE_INFINITY;
+  }
 
-  /** Validates the body (SessionInputError names the field), records the session and starts it here. */
+  /** Validates the body (errors name the field), records the session and starts it here. */
   async start(body: unknown, by: CreatedBy): Promise<SessionRecord> {
-    const s = await this.service.create(startInputOf(body), by);
-    await this.launch(s.id);
+    const input = startInputOf(body);
+    if (input.script !== undefined) this.checkScript(input.script);
+    this.checkCapacity();
+    let lock: WorktreeLock | undefined;
+    let s: SessionRecord;
+    try {
+      s = await this.service.create(input, by, async (draft) => {
+        lock = await this.lockRepo(draft.repo_path, draft.id);
+      });
+    } catch (e) {
+      lock?.release();
+      throw e;
+    }
+    await this.launch(s.id, lock!);
     return (await this.service.records.get(s.id))!;
   }
 
@@ -33,23 +97,37 @@ export class SessionApi {
   }
 
   async pause(id: string): Promise<SessionRecord> {
+    await this.settleOrphan(id);
     return (await this.service.pause(id)).session;
   }
 
   async resume(id: string): Promise<SessionRecord> {
+    await this.settleOrphan(id);
     const { session, live } = await this.service.get(id);
     if (live || this.running.has(session.id)) throw new SessionStateError("NOT_RUNNING", `session ${session.id} is already running`);
     if (session.status === "complete" || session.status === "aborted") throw new SessionStateError("FINISHED", `session ${session.id} is ${session.status}: there is nothing to resume`);
-    await this.launch(session.id);
+    this.checkCapacity();
+    const lock = await this.lockRepo(session.repo_path, session.id);
+    await this.launch(session.id, lock);
     return (await this.service.records.get(session.id))!;
   }
 
   async abort(id: string): Promise<SessionRecord> {
+    await this.settleOrphan(id);
     const { session } = await this.service.get(id);
+    const run = this.running.get(session.id);
+    if (run) {
+      await this.service.records.requestControl(session.id, "abort");
+      // Launched but still setting up (locking, choosing its branch): it is stopped as soon as it runs.
+      let settled = false;
+      void run.finally(() => (settled = true));
+      while (!settled && !this.runner.abortHere(session.id)) await new Promise((r) => setTimeout(r, 25));
+      await run;
+      return (await this.service.records.get(session.id))!;
+    }
     if (this.runner.isRunning(session.id)) {
       await this.service.records.requestControl(session.id, "abort");
       this.runner.abortHere(session.id);
-      await this.running.get(session.id);
       return (await this.service.records.get(session.id))!;
     }
     return (await this.service.abort(session.id)).session;
@@ -65,11 +143,54 @@ export class SessionApi {
     for (const id of this.running.keys()) await this.service.records.requestControl(id, "pause");
   }
 
-  private async launch(id: string): Promise<void> {
+  /** A script is read only from a directory the server was told to allow: any client may name any path. */
+  private checkScript(script: unknown): void {
+    if (typeof script !== "string" || script.trim() === "") return; // the service names the field
+    if (this.scriptDirs.length === 0) throw new ForbiddenError("script", "this server runs no scripts (start it with --allow-scripts DIR to allow the scripted driver's scripts from DIR)");
+    let real: string;
+    try {
+      real = realpathSync(resolve(script.trim()));
+    } catch {
+      throw new SessionInputError("script", `${script.trim()}: no such file`);
+    }
+    if (!this.scriptDirs.some((d) => real.startsWith(d + sep))) throw new ForbiddenError("script", `${script.trim()} is outside the directories this server allows scripts from (${this.scriptDirs.join(", ")})`);
+  }
+
+  private checkCapacity(): void {
+    if (this.running.size >= this.maxSessions) {
+      throw new BusyError(`${this.running.size} sessions are running here, the most this server runs at once (--max-sessions ${this.maxSessions}): try again when one finishes`, 30);
+    }
+  }
+
+  private async lockRepo(repo: string, id: string): Promise<WorktreeLock> {
+    try {
+      return await lockWorktree(repo, repo, `pulse session ${id}`);
+    } catch (e) {
+      if (e instanceof WorktreeError && e.code === "LOCKED") throw new RepoBusyError(`another session is working in ${repo}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /**
+   * A session recorded as run by this process that nothing here runs (a runner that died
+   * before it could say so): failed, so pause, abort and resume act on the truth.
+   */
+  private async settleOrphan(id: string): Promise<void> {
+    const s = await this.service.records.get(id);
+    if (!s || s.status !== "running" || s.runner_pid !== process.pid || this.running.has(s.id) || this.runner.isRunning(s.id)) return;
+    await this.service.records.update(s.id, { status: "failed", stop_reason: "failed", status_reason: "its runner stopped without recording why", runner_pid: null, control: null });
+  }
+
+  private async launch(id: string, lock: WorktreeLock): Promise<void> {
     // Claimed before the runner takes it, so a status, pause or abort right after sees it running.
     await this.service.records.update(id, { status: "running", runner_pid: process.pid });
-    const p = this.runner.run(id).catch((e: Error) => {
-      this.onError(id, e);
+    const p = this.runner.run(id, { lock }).catch(async (e: Error) => {
+      lock.release();
+      this.options.onError?.(id, e);
+      const s = await this.service.records.get(id).catch(() => undefined);
+      if (s && s.status === "running" && (s.runner_pid === process.pid || s.runner_pid === null)) {
+        await this.service.records.update(id, { status: "failed", stop_reason: "failed", status_reason: `the session could not run: ${e.message}`, runner_pid: null, control: null }).catch(() => undefined);
+      }
       return undefined;
     });
     this.running.set(id, p);

@@ -25,6 +25,7 @@
  * signal (bench/signals.bench.ts).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
+import { contentTypeIs, guardRequest, listenerGuard } from "./listener-guard.js";
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Ack, Transport } from "../connections/contracts.js";
@@ -211,7 +212,13 @@ export interface SignalServerOptions {
    * carry it, loopback included.
    */
   token?: string;
+  /** Host names and browser origins accepted beyond the listener's own (pulse run --allow-host, --allow-origin). */
+  allowHosts?: readonly string[];
+  allowOrigins?: readonly string[];
 }
+
+/** What a signal may be sent as: CloudEvents structured mode, or a JSON body in binary mode. */
+const SIGNAL_CONTENT_TYPES = ["application/cloudevents+json", "application/json"];
 
 export const DEFAULT_MAX_SIGNAL_BYTES = 1 << 20;
 
@@ -220,7 +227,12 @@ export function createSignalServer(handle: SignalHandler, options: SignalServerO
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_SIGNAL_BYTES;
   if (options.token !== undefined && options.token.length < 16) throw new TypeError("a signal server's token must be at least 16 characters (e.g. openssl rand -hex 32)");
   const expected = options.token === undefined ? undefined : createHash("sha256").update(`Bearer ${options.token}`).digest();
-  const server = createServer((req, res) => void serve(req, res, handle, maxBody, expected));
+  const server = createServer((req, res) => {
+    // A web page can reach a loopback port too: refused before anything reads its request.
+    if (guardRequest(guard, req, res)) return;
+    void serve(req, res, handle, maxBody, expected);
+  });
+  const guard = listenerGuard(server, { allowHosts: options.allowHosts ?? [], allowOrigins: options.allowOrigins ?? [] });
   server.keepAliveTimeout = 5_000;
   return {
     server,
@@ -307,6 +319,11 @@ async function serve(req: IncomingMessage, res: ServerResponse, handle: SignalHa
       loopId = decodeURIComponent(m[1] as string);
     } catch {
       return bad("the loop id in the path is not percent-encoded UTF-8");
+    }
+    // Binary mode's ce-* headers make a browser ask first; any other body type a page could send unasked.
+    if (!contentTypeIs(req, SIGNAL_CONTENT_TYPES) && typeof req.headers["ce-specversion"] !== "string") {
+      req.resume();
+      return reply(res, 415, { error: { code: "UNSUPPORTED_MEDIA_TYPE", message: `send a signal as application/cloudevents+json (structured mode) or with ce-* headers (binary mode), not ${JSON.stringify(String(req.headers["content-type"] ?? "no content type"))}` } });
     }
     const body = await readBody(req, maxBody);
     if (body === undefined) return tooLarge(req, res, maxBody);

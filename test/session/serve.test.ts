@@ -59,7 +59,7 @@ beforeAll(async () => {
   script = join(repo, ".git", "steps.json");
   writeFileSync(script, JSON.stringify({ steps: STEPS }));
   store = join(repo, ".pulse", "pulse.db");
-  ({ child: server, url } = await serve(["--listen", "0", "--store", store]));
+  ({ child: server, url } = await serve(["--listen", "0", "--store", store, "--allow-scripts", join(repo, ".git")]));
 });
 
 afterAll(async () => {

@@ -3,14 +3,25 @@
  * script that matches the call's loop, phase and iteration, doing the step's file effects, shell
  * commands and commit for real in the workspace, so a loop's git evidence is real too.
  */
-import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { AgentDriver, AgentEvent, AgentRequest, AgentResult, RunOptions, ToolCall } from "../../../src/agents/contract.js";
 import { commit, git } from "../../../src/coding/git.js";
 import { Workspace } from "../http/workspace.js";
+import { buildEnv } from "../cli/env.js";
+import { runProcess } from "../cli/run-process.js";
 import { validateScript, type Script, type ScriptStep } from "./script.js";
+
+export interface ScriptedDriverOptions {
+  /**
+   * The environment shell steps take their allowlisted names from (PATH, HOME, locale…), as the
+   * CLI drivers do: never the whole of pulse's, which holds tokens and keys.
+   */
+  parentEnv?: Readonly<Record<string, string | undefined>>;
+  /** Wall-clock limit of one shell step (default 60 s); its whole process group is killed after it. */
+  shellTimeoutMs?: number;
+}
 
 export class ScriptedDriver implements AgentDriver {
   readonly name = "scripted";
@@ -21,7 +32,10 @@ export class ScriptedDriver implements AgentDriver {
   /** Every call, in order, for tests to assert on. */
   readonly calls: AgentRequest[] = [];
 
-  constructor(script: Script) {
+  constructor(
+    script: Script,
+    private readonly options: ScriptedDriverOptions = {},
+  ) {
     this.script = validateScript(script);
   }
 
@@ -68,7 +82,7 @@ export class ScriptedDriver implements AgentDriver {
     }
 
     try {
-      await applyEffects(step, request.cwd);
+      await applyEffects(step, request.cwd, { parentEnv: this.options.parentEnv ?? process.env, timeoutMs: this.options.shellTimeoutMs ?? 60_000, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       return base("error", { sessionId, error: { kind: "process", message: (e as Error).message } });
     }
@@ -92,7 +106,13 @@ function matches(step: ScriptStep, r: AgentRequest): boolean {
   return (m.loop === undefined || m.loop === r.loopId) && (m.phase === undefined || m.phase === r.phaseId) && (m.iteration === undefined || m.iteration === r.iteration);
 }
 
-async function applyEffects(step: ScriptStep, cwd: string): Promise<void> {
+interface ShellContext {
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+async function applyEffects(step: ScriptStep, cwd: string, shell: ShellContext): Promise<void> {
   const ws = new Workspace(cwd);
   for (const [path, content] of Object.entries(step.files ?? {})) {
     const abs = ws.resolve(path);
@@ -102,17 +122,20 @@ async function applyEffects(step: ScriptStep, cwd: string): Promise<void> {
       writeFileSync(abs, content);
     }
   }
-  for (const command of step.shell ?? []) await run("bash", ["-c", command], cwd, `shell command failed: ${command}`);
+  for (const command of step.shell ?? []) await run(command, cwd, shell);
   if (step.commit !== undefined) {
     await git(cwd, ["add", "-A"]);
     await commit(cwd, step.commit, { allowEmpty: true });
   }
 }
 
-function run(command: string, args: string[], cwd: string, what: string): Promise<void> {
-  return new Promise((resolve, reject) =>
-    execFile(command, args, { cwd, timeout: 60_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${what}: ${(stderr || error.message).trim().split("\n").at(-1)}`)) : resolve())),
-  );
+/** A shell step as an agent's process: closed stdin, its own process group, a timeout, the allowlisted environment. */
+async function run(command: string, cwd: string, shell: ShellContext): Promise<void> {
+  const env = buildEnv({ parent: shell.parentEnv, passThrough: [], set: {}, cwd });
+  const out = await runProcess({ command: "bash", args: ["-c", command], cwd, env, timeoutMs: shell.timeoutMs, killGraceMs: 1_000 }, shell.signal ? { signal: shell.signal } : {});
+  if (out.reason === "exited" && out.code === 0) return;
+  const why = out.reason === "timeout" ? `timed out after ${shell.timeoutMs} ms (its process group was killed)` : out.reason === "aborted" ? "stopped by the caller" : out.reason === "spawn_error" ? (out.error ?? "could not start bash") : (out.stderr.trim().split("\n").at(-1) || `exit ${out.code ?? out.signal}`);
+  throw new Error(`shell command failed: ${command}: ${why}`);
 }
 
 /** Resolves true when aborted first. */

@@ -73,7 +73,7 @@ export class SessionRunner {
    * Runs (or resumes) a session until it finishes, blocks, fails or is paused, and returns its
    * record then. `onEvent` sees everything a live view shows.
    */
-  async run(id: string, options: { onEvent?: (e: SessionEvent) => void } = {}): Promise<SessionRecord> {
+  async run(id: string, options: { onEvent?: (e: SessionEvent) => void; lock?: WorktreeLock } = {}): Promise<SessionRecord> {
     const { records } = this.o;
     let s = await records.get(id);
     if (!s) throw new SessionError("NOT_FOUND", `no session ${id}`);
@@ -84,7 +84,8 @@ export class SessionRunner {
     }
     let lock: WorktreeLock;
     try {
-      lock = await lockWorktree(s.repo_path, s.repo_path, `pulse session ${id}`);
+      // A caller that took the repository's lock already (to refuse a busy one before answering) hands it over.
+      lock = options.lock ?? (await lockWorktree(s.repo_path, s.repo_path, `pulse session ${id}`));
     } catch (e) {
       throw new SessionError("LOCKED", `${s.repo_path}: ${(e as Error).message}`);
     }
@@ -114,6 +115,13 @@ export class SessionRunner {
       this.runs.set(id, run);
       emit({ type: "session.started", session: s, resumed, ...(recovered ? { recovered } : {}) });
       return await this.iterate(run);
+    } catch (e) {
+      // Whatever stopped it, the records say so: a session is never left "running" with no runner.
+      const now = await records.get(id).catch(() => undefined);
+      if (now && (now.status === "running" || now.status === "pending")) {
+        await records.update(id, { status: "failed", stop_reason: "failed", status_reason: `the session could not run: ${(e as Error).message}`, runner_pid: null, control: null }).catch(() => undefined);
+      }
+      throw e;
     } finally {
       this.runs.delete(id);
       lock.release();

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { basename, resolve } from "node:path";
 import { recoveryCommit } from "../worktree.js";
-import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
+import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
 import { processAlive, repoRoot } from "./repo.js";
 
 /** Bad input from a person or a client: what is wrong, naming the field. */
@@ -67,14 +67,19 @@ export interface SessionDetail {
   live: boolean;
 }
 
+/** A session about to be recorded: checked (driver, script, branch) before anyone is told it started. */
+export type SessionDraft = NewSession;
+
 export class SessionService {
   constructor(
     readonly records: SessionRecords,
     private readonly defaults: SessionDefaults,
+    /** Throws a SessionInputError naming the field when the session could not run as asked. */
+    private readonly check: (draft: SessionDraft) => Promise<void> = async () => undefined,
   ) {}
 
   /** Validates a start request and records the session as pending; the caller runs it. */
-  async create(input: StartInput, createdBy: CreatedBy): Promise<SessionRecord> {
+  async create(input: StartInput, createdBy: CreatedBy, before?: (draft: SessionDraft) => Promise<void>): Promise<SessionRecord> {
     const textOf = (field: string, v: unknown, required = false): string | undefined => {
       if (v === undefined || v === null) {
         if (required) throw new SessionInputError(field, "is required");
@@ -103,7 +108,7 @@ export class SessionService {
     const model = textOf("model", input.model);
     const branch = textOf("branch", input.branch);
     const anchor = textOf("anchor", input.anchor);
-    return this.records.create({
+    const draft: SessionDraft = {
       id: randomUUID(),
       project_name: textOf("projectName", input.projectName) ?? basename(repo),
       goal,
@@ -114,7 +119,10 @@ export class SessionService {
       created_by: createdBy,
       ...(branch ? { branch_name: branch } : {}),
       ...(anchor ? { anchor_turn_id: anchor } : {}),
-    });
+    };
+    await this.check(draft);
+    await before?.(draft);
+    return this.records.create(draft);
   }
 
   async get(id: string): Promise<SessionDetail> {
