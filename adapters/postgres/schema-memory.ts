@@ -11,7 +11,8 @@
  *                       checkOf): a new row never replaces another writer's, a changed or deleted
  *                       row only the one the writer read, the counters only move forward; any
  *                       other row aborts the batch (PU004), which the host reports and then reads
- *                       the graph again
+ *                       the graph again; the counters row's stamp, left by each commit, tells a
+ *                       writer whether another committed since it read the graph
  *   memory_same         two row values equal, a node's revision aside (a host that reloaded a
  *                       graph counts revisions from 1 again)
  *   memory_merge        two JSON objects merged, numbers by their maximum, anything else `b`'s
@@ -55,14 +56,18 @@ ${refuse}
     FOR r IN SELECT * FROM jsonb_to_recordset(p->'memory') AS x(n int, graph text, kind text, key text, value text, mode text, prev text) ORDER BY x.n LOOP
       IF r.mode = 'max' THEN
         INSERT INTO ${ms} AS m (graph, workspace_id, kind, key, value) VALUES (r.graph, p_ws, r.kind, r.key, r.value)
-          ON CONFLICT (graph, workspace_id, kind, key) DO UPDATE SET value = "${s}".memory_merge(m.value, EXCLUDED.value);
+          ON CONFLICT (graph, workspace_id, kind, key) DO UPDATE SET value = CASE
+            WHEN coalesce(m.value::jsonb->>'stamp', '') = coalesce(r.prev, '') THEN "${s}".memory_merge(m.value, EXCLUDED.value)
+            -- another writer committed since this one read the graph: a stamp this writer does
+            -- not know, so that its next transaction reads the graph again
+            ELSE ("${s}".memory_merge(m.value, EXCLUDED.value)::jsonb || jsonb_build_object('stamp', (EXCLUDED.value::jsonb->>'stamp') || '+'))::text END;
         v_ok := true;
       ELSIF r.mode = 'new' THEN
         INSERT INTO ${ms} AS m (graph, workspace_id, kind, key, value) VALUES (r.graph, p_ws, r.kind, r.key, r.value)
           ON CONFLICT (graph, workspace_id, kind, key) DO UPDATE SET value = EXCLUDED.value WHERE "${s}".memory_same(m.value, EXCLUDED.value);
         v_ok := FOUND;
       ELSIF r.mode = 'same' THEN
-        UPDATE ${ms} SET value = r.value WHERE ${row} AND ("${s}".memory_same(value, r.prev) OR "${s}".memory_same(value, r.value));
+        UPDATE ${ms} SET value = r.value WHERE ${row} AND "${s}".memory_same(value, r.prev);
         v_ok := FOUND;
       ELSE
         INSERT INTO ${ms} (graph, workspace_id, kind, key, value) VALUES (r.graph, p_ws, r.kind, r.key, r.value)

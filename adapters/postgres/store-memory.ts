@@ -123,14 +123,16 @@ export class PostgresMemory implements MemorySubstrate {
   }
 
   /**
-   * A unit with rows made on `staged` (the graph loaded then) is being sent: the stamp its
-   * counters row carries. settled() must follow.
+   * A unit of the workspace's graph is being sent: the stamp its counters row carries, and the
+   * one this host saw before (the database marks the graph changed when it holds another).
+   * settled() must follow.
    */
-  sending(workspace: string): { stamp: string; entry: Entry | undefined } {
+  sending(workspace: string): { stamp: string; base: string; entry: Entry | undefined } {
     const entry = this.workspaces.get(workspace);
     const stamp = `${this.writer}-${++this.stamps}`;
+    const base = entry?.stamp ?? "";
     if (entry) (entry.inflight++, (entry.stamp = stamp));
-    return { stamp, entry };
+    return { stamp, base, entry };
   }
 
   /** The unit sent: refused or lost, or made on a graph read since, the graph is read again. */

@@ -88,7 +88,8 @@ function unitRows(unit: UnitOfWork, step: ChainStep | undefined) {
  * (the id counters: never moved back), `any` as given (a change that names no previous row).
  */
 function checkOf(c: MemoryChange): { mode: "new" | "same" | "max" | "any"; prev: string | null } {
-  if (c.kind === "counters") return { mode: "max", prev: null };
+  // The counters' prev is the stamp the writer last saw (store-memory.ts), not a row.
+  if (c.kind === "counters") return { mode: "max", prev: typeof c.prev === "string" ? c.prev : null };
   if (c.prev === undefined) return { mode: "any", prev: null };
   return c.prev === null ? { mode: "new", prev: null } : { mode: "same", prev: JSON.stringify(c.prev) };
 }

@@ -177,7 +177,7 @@ export class PostgresStore implements Store {
     const memory = staged && graph !== undefined ? this.graphs.get(graph) : undefined;
     const sent = memory?.sending(ws);
     // The counters row carries the unit's stamp: other hosts see from it that the graph moved on.
-    const rows = staged?.changes.map((c) => (c.kind === "counters" ? { ...c, value: { ...(c.value as object), stamp: sent!.stamp } } : c));
+    const rows = staged?.changes.map((c) => (c.kind === "counters" ? { ...c, value: { ...(c.value as object), stamp: sent!.stamp }, prev: sent!.base } : c));
     try {
       await this.ready;
       const fence = this.fencing?.(unit.loop_id, ws);
