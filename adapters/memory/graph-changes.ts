@@ -10,33 +10,42 @@ import { CommittedView, edgeKey, type EdgeRecord, type GraphCounters, type Graph
 export class RecordingView extends CommittedView implements GraphView {
   readonly changes: MemoryChange[] = [];
 
+  // Each change carries the row it replaces (`prev`, null: none), so a store shared by several
+  // writers can refuse a change whose row another writer changed meanwhile instead of replacing it.
   override putNode(record: NodeRecord) {
+    const prev = this.graph.nodes.get(record.node.id) ?? null;
     super.putNode(record);
-    this.changes.push({ kind: "node", key: record.node.id, value: this.graph.nodes.get(record.node.id) });
+    this.changes.push({ kind: "node", key: record.node.id, value: this.graph.nodes.get(record.node.id), prev });
   }
   override deleteNode(id: string) {
+    const prev = this.graph.nodes.get(id) ?? null;
     super.deleteNode(id);
-    this.changes.push({ kind: "node", key: id, value: null });
+    this.changes.push({ kind: "node", key: id, value: null, prev });
   }
   override setSignature(signature: string, id: string) {
+    const prev = this.graph.signatures.get(signature) ?? null;
     super.setSignature(signature, id);
-    this.changes.push({ kind: "signature", key: signature, value: id });
+    this.changes.push({ kind: "signature", key: signature, value: id, prev });
   }
   override putEdge(record: EdgeRecord) {
+    const key = edgeKey(record.src, record.dst, record.type);
+    const prev = this.graph.edges.get(key) ?? null;
     super.putEdge(record);
-    this.changes.push({ kind: "edge", key: edgeKey(record.src, record.dst, record.type), value: record });
+    this.changes.push({ kind: "edge", key, value: record, prev });
   }
   override deleteEdge(key: string) {
+    const prev = this.graph.edges.get(key) ?? null;
     super.deleteEdge(key);
-    this.changes.push({ kind: "edge", key, value: null });
+    this.changes.push({ kind: "edge", key, value: null, prev });
   }
   override setLearned(key: string, updates: ConfidenceUpdate[]) {
+    const prev = this.graph.learned.get(key) ?? null;
     super.setLearned(key, updates);
-    this.changes.push({ kind: "learned", key, value: updates });
+    this.changes.push({ kind: "learned", key, value: updates, prev });
   }
   override record(mutation: Mutation) {
     super.record(mutation);
-    this.changes.push({ kind: "mutation", key: mutation.event_id, value: mutation });
+    this.changes.push({ kind: "mutation", key: mutation.event_id, value: mutation, prev: null });
   }
 
   /** The changes, closed by the graph's id counters as they stand now. */

@@ -45,6 +45,12 @@ export class WorkspaceGraph {
   private nextEdge = 1;
   private nextEvent = 1;
   private nextCreated = 1;
+  /**
+   * Where the ids this graph may hand out end, when another writer shares the graph (a fleet's
+   * PostgreSQL store): each writer allocates from a block the database reserved for it alone
+   * (useIds), so two hosts never hand out the same node_N or mem_evt_N. Undefined: no limit.
+   */
+  private limits: GraphCounters | undefined;
 
   /** The id counters, which a persisted graph keeps with its rows. */
   counters(): GraphCounters {
@@ -56,6 +62,27 @@ export class WorkspaceGraph {
     this.nextEdge = Math.max(this.nextEdge, c.edge);
     this.nextEvent = Math.max(this.nextEvent, c.event);
     this.nextCreated = Math.max(this.nextCreated, c.created);
+  }
+
+  /** From now on, ids come from blocks: none are left until useIds gives one. */
+  limitIds(): void {
+    this.limits ??= this.counters();
+  }
+
+  /** Ids from `from` up to (not including) `to`, a block reserved for this writer alone. */
+  useIds(from: GraphCounters, to: GraphCounters): void {
+    this.nextNode = from.node;
+    this.nextEdge = from.edge;
+    this.nextEvent = from.event;
+    this.nextCreated = from.created;
+    this.limits = { ...to };
+  }
+
+  /** How many ids of the scarcest kind are left in the block (Infinity without blocks). */
+  idsLeft(): number {
+    const l = this.limits;
+    if (!l) return Number.POSITIVE_INFINITY;
+    return Math.min(l.node - this.nextNode, l.edge - this.nextEdge, l.event - this.nextEvent, l.created - this.nextCreated);
   }
 
   /** A fresh `node_<n>`, skipping ids callers chose themselves. */

@@ -33,9 +33,11 @@ export class InMemoryLeases implements LeaseStore {
     if (current?.holder === holder) current.expires_at = this.now() - 1;
   }
 
-  async claimTick(key: LeaseKey, scheduledAt: number, holder: string): Promise<boolean> {
+  async claimTick(key: LeaseKey, scheduledAt: number, holder: string, epoch?: number): Promise<boolean> {
     const k = `${id(key)}\u0000${scheduledAt}`;
     if (this.ticks.has(k)) return false;
+    const lease = this.rows.get(id(key));
+    if (epoch !== undefined && !(lease?.holder === holder && lease.epoch === epoch && lease.expires_at > this.now())) return false;
     this.ticks.set(k, { key, at: scheduledAt, holder, finished: false });
     return true;
   }

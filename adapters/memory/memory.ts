@@ -241,6 +241,11 @@ export class InMemoryMemory implements MemorySubstrate {
     });
   }
 
+  /** The workspace's id allocator, for a store that reserves blocks of ids per writer (adapters/postgres). */
+  idAllocator(workspaceId: string): Pick<WorkspaceGraph, "limitIds" | "useIds" | "idsLeft" | "counters"> {
+    return this.workspace(workspaceId).graph;
+  }
+
   openTransactions(workspaceId: string): number {
     return this.workspaces.get(workspaceId)?.transactions.size ?? 0;
   }

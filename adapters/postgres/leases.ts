@@ -39,8 +39,16 @@ export class PostgresLeases implements LeaseStore {
     await this.db.pool.query(`UPDATE ${this.db.table("leases")} SET expires_at = clock_timestamp() - interval '1 millisecond' WHERE loop_id = $1 AND workspace_id = $2 AND holder = $3`, [key.loop_id, key.workspace_id, holder]);
   }
 
-  async claimTick(key: LeaseKey, scheduledAt: number, holder: string): Promise<boolean> {
-    const r = await this.db.pool.query(`INSERT INTO ${this.db.table("ticks")} (loop_id, workspace_id, scheduled_at, holder) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`, [key.loop_id, key.workspace_id, scheduledAt, holder]);
+  async claimTick(key: LeaseKey, scheduledAt: number, holder: string, epoch?: number): Promise<boolean> {
+    // The lease is checked in the claim's own statement (as commit_units fences a unit): no
+    // takeover can slip between a check and the claim.
+    const r = await this.db.pool.query(
+      `INSERT INTO ${this.db.table("ticks")} (loop_id, workspace_id, scheduled_at, holder)
+       SELECT $1, $2, $3, $4 WHERE $5::bigint IS NULL OR EXISTS (
+         SELECT 1 FROM ${this.db.table("leases")} WHERE loop_id = $1 AND workspace_id = $2 AND holder = $4 AND epoch = $5 AND expires_at > clock_timestamp())
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [key.loop_id, key.workspace_id, scheduledAt, holder, epoch ?? null],
+    );
     return r.rowCount === 1;
   }
 

@@ -15,6 +15,7 @@
  * what it returned the first time (jsonb would reorder keys).
  */
 import type { PostgresAddress } from "./address.js";
+import { v5 } from "./schema-memory.js";
 
 /** Tables whose rows belong to one workspace: row-level security applies to each. */
 export const TENANT_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_nodes", "memory_edges", "memory_state", "memory_mutations"] as const;
@@ -367,7 +368,7 @@ ${opening}`;
 
 /** Migration n takes the schema from version n-1 to n. */
 export function migrations(a: PostgresAddress): string[] {
-  return [v1(a.schema, a), v2(a.schema, a), v3(a.schema, a), v4(a.schema)];
+  return [v1(a.schema, a), v2(a.schema, a), v3(a.schema, a), v4(a.schema), v5(a.schema, a, v4(a.schema))];
 }
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;

@@ -82,6 +82,18 @@ function unitRows(unit: UnitOfWork, step: ChainStep | undefined) {
   return out;
 }
 
+/**
+ * How the database writes a memory row: `new` only where no other row is (or an identical one),
+ * `same` only over the row the writer saw (`prev`), `max` merged field by field into the row
+ * (the id counters: never moved back), `any` as given (a change that names no previous row).
+ */
+function checkOf(c: MemoryChange): { mode: "new" | "same" | "max" | "any"; prev: string | null } {
+  // The counters' prev is the stamp the writer last saw (store-memory.ts), not a row.
+  if (c.kind === "counters") return { mode: "max", prev: typeof c.prev === "string" ? c.prev : null };
+  if (c.prev === undefined) return { mode: "any", prev: null };
+  return c.prev === null ? { mode: "new", prev: null } : { mode: "same", prev: JSON.stringify(c.prev) };
+}
+
 /** The rows of a batch of one workspace's units, in the order the units were added. */
 export class UnitBatch {
   private readonly rows: Record<"started" | "phases" | "claims" | "audit" | "outbox" | "inbox", Row[]> = { started: [], phases: [], claims: [], audit: [], outbox: [], inbox: [] };
@@ -113,9 +125,13 @@ export class UnitBatch {
     if (r.counters) this.counters.set(unit.loop_id, r.counters);
     for (const { c, value } of changes) {
       const key = `${memory!.graph}\u0000${c.kind}\u0000${c.key}`;
-      const row = { graph: memory!.graph, kind: c.kind, key: c.key };
-      // A row deleted then written again in one batch is written anew (after the delete), as one transaction per unit would.
-      if (value === null) (this.memory.delete(key), this.forget.set(key, row));
+      // What the database checks before writing (commit_units, schema version 5): the row as the
+      // batch's first change of it saw it. A row deleted then written again in one batch is
+      // written anew (after the delete), as one transaction per unit would.
+      const earlier = this.memory.get(key) ?? this.forget.get(key);
+      const check = this.forget.has(key) && value !== null ? { mode: "new", prev: null } : earlier ? { mode: earlier.mode, prev: earlier.prev } : checkOf(c);
+      const row = { graph: memory!.graph, kind: c.kind, key: c.key, ...check };
+      if (value === null) (this.memory.delete(key), this.forget.has(key) || this.forget.set(key, row));
       else this.memory.set(key, { ...row, value });
     }
     if (step && step.links.length > 0) this.chain = { from: this.chain?.from ?? step.from, to: step.to };

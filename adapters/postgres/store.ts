@@ -28,6 +28,7 @@ import { describePgError, PostgresStoreError } from "./errors.js";
 import { SCHEMA_VERSION, TENANT_TABLES } from "./schema.js";
 import { exportRows } from "./store-export.js";
 import { PostgresMemory } from "./store-memory.js";
+import type { GraphCounters } from "../memory/graph.js";
 import { ChainWriter } from "./store-chain.js";
 import type { UnitFence } from "./store-unit.js";
 
@@ -39,6 +40,7 @@ export function storeErrorOf(display: string, error: unknown): StoreError {
   const code = String((error as { code?: unknown })?.code ?? "");
   const line = describePgError(error);
   if (code === "PU001") return new StoreError("STORE_IDEMPOTENCY_CLAIMED", `${display}: ${line}`, { cause: error });
+  if (code === "PU004") return new StoreError("STORE_MEMORY_CONFLICT", `${display}: ${line}`, { cause: error });
   if (code === "PU003") return new StoreError("STORE_LEASE_LOST", `${display}: ${line}`, { cause: error });
   if (/^E(CONNREFUSED|HOSTUNREACH|NOTFOUND|TIMEDOUT)$/.test(code) || code === "53300") {
     return new StoreError("STORE_UNAVAILABLE", `PostgreSQL at ${display} is unavailable: ${line}; nothing of this unit was committed`, { cause: error });
@@ -59,7 +61,8 @@ export class PostgresStore implements Store {
   private readonly known = new Set<string>();
   private readonly graphs = new Map<string, PostgresMemory>();
   private readonly graphOf = new Map<MemorySubstrate, string>();
-  private readonly staged = new Map<string, MemoryChange[]>();
+  /** Committed memory transactions' rows until their unit is written, with the graph they were made on. */
+  private readonly staged = new Map<string, { changes: MemoryChange[]; entry: object }>();
   /** Outbox ids pending() returned, with their workspace (settle's row-level security). */
   private readonly outboxWorkspace = new Map<string, string>();
 
@@ -121,7 +124,24 @@ export class PostgresStore implements Store {
       });
       return rows.rows.map((r) => ({ kind: r.kind, key: r.key, value: JSON.parse(r.value) as unknown }));
     };
-    memory = new PostgresMemory(load, (workspaceId, txId, changes) => this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, changes));
+    const counters = `SELECT value FROM ${this.t("memory_state")} WHERE graph = $1 AND kind = 'counters' AND key = ''`;
+    const rows = {
+      load,
+      reserve: async (workspaceId: string, local: GraphCounters, size: number): Promise<GraphCounters> => {
+        try {
+          const r = await (await this.pool()).query<{ from: string }>(`SELECT ${this.t("reserve_memory_ids")}($1, $2, $3, $4) AS from`, [workspaceId, graph, JSON.stringify(local), size]);
+          return JSON.parse(r.rows[0]!.from) as GraphCounters;
+        } catch (error) {
+          throw storeErrorOf(this.display, error);
+        }
+      },
+      stamp: async (workspaceId: string): Promise<string> => {
+        const r = await this.read(workspaceId, (c) => c.query<{ value: string }>(counters, [graph]));
+        const value = r.rows[0] ? (JSON.parse(r.rows[0].value) as { stamp?: unknown }) : {};
+        return typeof value.stamp === "string" ? value.stamp : "";
+      },
+    };
+    memory = new PostgresMemory(rows, (workspaceId, txId, changes, entry) => this.staged.set(`${graph}\u0000${workspaceId}\u0000${txId}`, { changes, entry }));
     this.graphs.set(graph, memory);
     this.graphOf.set(memory, graph);
     return memory;
@@ -153,12 +173,18 @@ export class PostgresStore implements Store {
     if (ws === "") throw new StoreError("STORE_NO_WORKSPACE", "a unit of work needs a workspace: the empty string is none");
     const graph = unit.memory ? this.graphOf.get(unit.memory.substrate) : undefined;
     const memoryKey = unit.memory && graph !== undefined ? `${graph}\u0000${ws}\u0000${unit.memory.tx_id}` : undefined;
-    const rows = memoryKey === undefined ? undefined : this.staged.get(memoryKey);
+    const staged = memoryKey === undefined ? undefined : this.staged.get(memoryKey);
+    const memory = staged && graph !== undefined ? this.graphs.get(graph) : undefined;
+    const sent = memory?.sending(ws);
+    // The counters row carries the unit's stamp: other hosts see from it that the graph moved on.
+    const rows = staged?.changes.map((c) => (c.kind === "counters" ? { ...c, value: { ...(c.value as object), stamp: sent!.stamp }, prev: sent!.base } : c));
     try {
       await this.ready;
       const fence = this.fencing?.(unit.loop_id, ws);
       await this.units.write(ws, { unit, newWorkspace: !this.known.has(ws), ...(rows && graph !== undefined ? { memory: { graph, rows } } : {}), ...(fence ? { fence } : {}) });
+      if (sent) memory!.settled(ws, sent, staged!.entry, true);
     } catch (error) {
+      if (sent) memory!.settled(ws, sent, staged!.entry, false);
       throw storeErrorOf(this.display, error);
     }
     this.known.add(ws);

@@ -49,8 +49,13 @@ export interface LeaseStore {
   acquire(key: LeaseKey, holder: string, ttlMs: number): Promise<Lease | undefined>;
   /** Gives the lease up (a host that stops), so another host takes over at once. */
   release(key: LeaseKey, holder: string): Promise<void>;
-  /** Claims one scheduled tick of a loop for the fleet: true for the first claim only. */
-  claimTick(key: LeaseKey, scheduledAt: number, holder: string): Promise<boolean>;
+  /**
+   * Claims one scheduled tick of a loop for the fleet: true for the first claim only. With
+   * `epoch`, only while the lease still names `holder` at that epoch and has not run out, checked
+   * in the same statement as the claim: a holder stalled past its lease (SIGSTOP, a long pause)
+   * whose overdue timer fires before it notices cannot claim a tick the new holder owns.
+   */
+  claimTick(key: LeaseKey, scheduledAt: number, holder: string, epoch?: number): Promise<boolean>;
   /**
    * Records that the iteration of a claimed tick has finished. With the PostgreSQL store the
    * iteration's end already did, in its own transaction (schema version 4): this round trip is

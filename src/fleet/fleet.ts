@@ -202,7 +202,8 @@ export class Fleet implements FleetGate {
     const scheduled = Date.parse(String((request.input as { scheduled_at?: unknown } | undefined)?.scheduled_at));
     if (!Number.isFinite(scheduled)) return true;
     try {
-      const claimed = await this.o.leases.claimTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled, this.o.hostId);
+      const lease = this.held.get(loopId);
+      const claimed = await this.o.leases.claimTick({ loop_id: loopId, workspace_id: this.o.workspace }, scheduled, this.o.hostId, lease?.epoch);
       if (claimed) this.running.add(`${loopId} ${scheduled}`);
       return claimed;
     } catch (error) {

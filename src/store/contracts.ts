@@ -75,6 +75,11 @@ export interface MemoryChange {
   kind: "node" | "edge" | "signature" | "learned" | "mutation" | "counters";
   key: string;
   value: unknown;
+  /**
+   * The row this change replaces as the writer saw it (null: there was none); absent when not
+   * known. A store that several writers share refuses the change when the row is no longer that.
+   */
+  prev?: unknown;
 }
 
 /**

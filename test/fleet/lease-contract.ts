@@ -65,6 +65,26 @@ export function leaseContract(under: LeasesUnderTest): void {
       expect(await leases.claimTick({ ...key, loop_id: "shop.billing" }, at, "host-b")).toBe(true);
     });
 
+    it("a tick is claimed only under the claimer's current lease: a former holder (another epoch, or its lease run out) is refused; the holder's own claim is not", async () => {
+      const { leases, wait } = await open();
+      const at = Date.UTC(2026, 3, 10, 12);
+      const first = await leases.acquire(key, "host-a", 300);
+      // The near miss: the holder claims under its lease.
+      expect(await leases.claimTick(key, at, "host-a", first!.epoch)).toBe(true);
+      await wait(450);
+      // Stalled past its lease: run out, not yet taken over.
+      expect(await leases.claimTick(key, at + 1_000, "host-a", first!.epoch)).toBe(false);
+      const taken = await leases.acquire(key, "host-b", 2_000);
+      // Taken over: the former holder's claim of the new holder's tick is refused, the new holder's is not.
+      expect(await leases.claimTick(key, at + 1_000, "host-a", first!.epoch)).toBe(false);
+      expect(await leases.claimTick(key, at + 1_000, "host-a", taken!.epoch)).toBe(false);
+      expect(await leases.claimTick(key, at + 1_000, "host-b", taken!.epoch)).toBe(true);
+      expect(await leases.unfinishedTicks(key, "")).toEqual([
+        { scheduled_at: at, holder: "host-a" },
+        { scheduled_at: at + 1_000, holder: "host-b" },
+      ]);
+    });
+
     it("ticks claimed and never finished are listed for a host taking over, oldest first; finished ones and its own are not", async () => {
       const { leases } = await open();
       const at = Date.UTC(2026, 3, 10, 12);

@@ -6,7 +6,7 @@
  * timer lateness never accumulates into drift. A periodic loop never runs two iterations at once:
  * a tick that finds the previous iteration still running is skipped, and the next tick is the
  * first scheduled time after it finished. A slow iteration delays the loop; it never piles
- * iterations up.
+ * iterations up. A tick whose timer fires an interval or more late is skipped the same way.
  */
 import { parseDuration } from "../../grammar/duration.js";
 import type { CadenceContext, CadenceDriver } from "./driver.js";
@@ -70,7 +70,11 @@ export class PeriodicCadence implements CadenceDriver {
   private async tick(at: number): Promise<void> {
     if (this.stopped) return;
     this.nextAt = undefined;
-    if (this.ctx.busy()) {
+    // A timer that fired an interval or more late (the process was stopped, or starved): the
+    // tick is long past, and runs no more than the ticks its lateness skipped over: the next
+    // tick is the first one after now. (A fleet host stalled past its lease could otherwise
+    // fire a tick the new holder already ran or skipped.)
+    if (this.ctx.busy() || this.ctx.clock.now() >= at + this.intervalMs) {
       this.skipped++;
     } else {
       const scheduled_at = new Date(at).toISOString();
