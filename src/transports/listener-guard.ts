@@ -40,7 +40,7 @@ const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1"];
 
 /** Splits a Host header (`name`, `name:port`, `[v6]`, `[v6]:port`) into a lower-case name and port. */
 export function parseHost(value: string): { name: string; port?: number } | undefined {
-  const m = /^(?:\[([0-9a-f:.]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/i.exec(value.trim());
+  const m = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9._-]+))(?::(\d{1,5}))?$/i.exec(value.trim());
   if (!m) return undefined;
   const name = (m[1] ?? m[2] ?? "").toLowerCase();
   return m[3] === undefined ? { name } : { name, port: Number(m[3]) };
