@@ -62,6 +62,8 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
         driver: z.string().min(1).optional().describe("claude, codex, openai, scripted, …"),
         script: z.string().min(1).optional().describe("the scripted driver's steps file"),
         contextStrategy: z.enum(["none", "prefetch", "mcp", "hybrid"]).optional(),
+        turnTimeout: z.union([z.string(), z.number()]).optional().describe("a turn's wall-clock limit, e.g. \"20m\" (default: the profile's, else the driver's)"),
+        silenceTimeout: z.union([z.string(), z.number()]).optional().describe("how long the agent may print nothing before it is stopped, e.g. \"5m\""),
       },
     },
     (args) => answer(() => api.start(args, "mcp")),

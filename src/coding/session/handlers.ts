@@ -99,8 +99,9 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
           loopId: SESSION_LOOP_ID,
           phaseId: "dispatch_agent",
           iteration: it.number,
-          timeoutMs: d.timeoutMs,
-          ...(d.silenceTimeoutMs ? { silenceTimeoutMs: d.silenceTimeoutMs } : {}),
+          // The session's own limits, else the profile's, else (left out) the driver's: a preset's, or its default.
+          ...((run.session.driver.timeoutMs ?? d.timeoutMs) ? { timeoutMs: (run.session.driver.timeoutMs ?? d.timeoutMs)! } : {}),
+          ...((run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs) ? { silenceTimeoutMs: (run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs)! } : {}),
           ...(d.maxTurns ? { maxTurns: d.maxTurns } : {}),
           ...((run.session.driver.model ?? d.model) ? { model: (run.session.driver.model ?? d.model)! } : {}),
         },

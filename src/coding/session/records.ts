@@ -65,6 +65,9 @@ export interface DriverConfig {
   name: string;
   script?: string;
   model?: string;
+  /** A turn's wall-clock and silence limits given for this session (--turn-timeout, --silence-timeout). */
+  timeoutMs?: number;
+  silenceTimeoutMs?: number;
 }
 
 export interface IterationRecord {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { basename, resolve } from "node:path";
+import { parseDuration } from "../../grammar/duration.js";
 import { recoveryCommit } from "../worktree.js";
 import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
 import { processAlive, repoRoot } from "./repo.js";
@@ -41,9 +42,12 @@ export interface StartInput {
   script?: unknown;
   model?: unknown;
   contextStrategy?: unknown;
+  /** A turn's wall-clock and silence limits: a duration (`20m`, `90s`) or milliseconds. */
+  turnTimeout?: unknown;
+  silenceTimeout?: unknown;
 }
 
-const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "anchor", "driver", "script", "model", "contextStrategy"]);
+const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout"]);
 
 /** Checks a JSON body of a start request (REST, MCP); `projectPath` is the seed's name for `repo`. */
 export function startInputOf(body: unknown): StartInput {
@@ -52,6 +56,19 @@ export function startInputOf(body: unknown): StartInput {
   for (const k of Object.keys(b)) if (!START_FIELDS.has(k)) throw new SessionInputError(/^[A-Za-z_]\w*$/.test(k) ? k : JSON.stringify(k), `is not a field of a start request (fields: ${[...START_FIELDS].join(", ")})`);
   const { projectPath, ...rest } = b;
   return { ...rest, ...(rest.repo === undefined && projectPath !== undefined ? { repo: projectPath } : {}) } as StartInput;
+}
+
+/** A turn limit: a duration (`20m`, `90s`, `PT1H`) or whole milliseconds, from 1 s to 24 h. */
+export function durationOf(field: string, v: unknown): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  let ms: number | undefined;
+  if (typeof v === "number") ms = v;
+  else if (typeof v === "string") {
+    const d = parseDuration(v.trim());
+    ms = d.ok ? d.value : undefined;
+  }
+  if (ms === undefined || !Number.isInteger(ms) || ms < 1000 || ms > 86_400_000) throw new SessionInputError(field, `must be a duration from 1s to 24h (e.g. 20m, 90s), got ${JSON.stringify(v)}`);
+  return ms;
 }
 
 export interface SessionDefaults {
@@ -106,6 +123,8 @@ export class SessionService {
     if (driver === "scripted" && !script) throw new SessionInputError("script", "the scripted driver needs a script (a JSON or YAML file of steps)");
     if (script && driver !== "scripted") throw new SessionInputError("script", `only the scripted driver takes a script, not ${driver}`);
     const model = textOf("model", input.model);
+    const timeoutMs = durationOf("turnTimeout", input.turnTimeout);
+    const silenceTimeoutMs = durationOf("silenceTimeout", input.silenceTimeout);
     const branch = textOf("branch", input.branch);
     const anchor = textOf("anchor", input.anchor);
     const draft: SessionDraft = {
@@ -114,7 +133,7 @@ export class SessionService {
       goal,
       max_iterations: max,
       repo_path: repo,
-      driver: { name: driver, ...(script ? { script: resolve(script) } : {}), ...(model ? { model } : {}) },
+      driver: { name: driver, ...(script ? { script: resolve(script) } : {}), ...(model ? { model } : {}), ...(timeoutMs ? { timeoutMs } : {}), ...(silenceTimeoutMs ? { silenceTimeoutMs } : {}) },
       context_strategy: strategy as ContextStrategy,
       created_by: createdBy,
       ...(branch ? { branch_name: branch } : {}),
