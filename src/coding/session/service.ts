@@ -71,6 +71,12 @@ export function durationOf(field: string, v: unknown): number | undefined {
   return ms;
 }
 
+/** A `running` record whose runner process is gone, shown as what it is: `interrupted`, with how to go on. */
+export function shown(s: SessionRecord): SessionRecord {
+  if (s.status !== "running" || processAlive(s.runner_pid)) return s;
+  return { ...s, status: "interrupted", status_reason: `its runner (process ${s.runner_pid ?? "unknown"}) stopped while it ran: pulse session resume ${s.id.slice(0, 8)} continues it, abort ends it` };
+}
+
 export interface SessionDefaults {
   driver: string;
   contextStrategy: ContextStrategy;
@@ -144,15 +150,18 @@ export class SessionService {
     return this.records.create(draft);
   }
 
+  /** The session as it is: a `running` one whose runner is gone is shown `interrupted`. */
   async get(id: string): Promise<SessionDetail> {
     const session = await this.records.get(id);
     if (!session) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
-    return { session, iterations: await this.records.iterations(session.id), live: session.status === "running" && processAlive(session.runner_pid) };
+    return { session: shown(session), iterations: await this.records.iterations(session.id), live: session.status === "running" && processAlive(session.runner_pid) };
   }
 
   async list(status?: string): Promise<SessionRecord[]> {
     if (status !== undefined && !SESSION_STATUSES.includes(status as SessionStatus)) throw new SessionInputError("status", `must be one of ${SESSION_STATUSES.join(", ")}, got ${JSON.stringify(status)}`);
-    return this.records.list(status === undefined ? {} : { status: status as SessionStatus });
+    if (status === undefined) return (await this.records.list({})).map(shown);
+    const stored = status === "interrupted" ? "running" : (status as SessionStatus);
+    return (await this.records.list({ status: stored })).map(shown).filter((s) => s.status === status);
   }
 
   /**
@@ -163,7 +172,7 @@ export class SessionService {
     const { session: s, live } = await this.get(id);
     if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is ${s.status}: there is nothing to pause`);
     if (live) return { session: await this.records.requestControl(s.id, "pause"), immediate: false };
-    if (s.status === "pending" || s.status === "running") return { session: await this.records.update(s.id, { status: "paused", status_reason: "paused before it ran on", runner_pid: null }), immediate: true };
+    if (s.status === "pending" || s.status === "running" || s.status === "interrupted") return { session: await this.records.update(s.id, { status: "paused", status_reason: s.status === "interrupted" ? "paused after its runner stopped" : "paused before it ran on", runner_pid: null }), immediate: true };
     throw new SessionStateError("NOT_RUNNING", `session ${s.id} is ${s.status}, not running: there is nothing to pause (resume it, or abort it)`);
   }
 
