@@ -48,6 +48,7 @@ interface ResumeOpts extends RunOpts {
 
 interface McpOpts extends StoreOpts {
   session?: string;
+  history?: boolean;
   allowScripts?: string[];
   maxSessions?: string;
 }
@@ -251,7 +252,8 @@ export function addSessionCommands(session: Command, io: CliIO): void {
 
   withStore(session.command("mcp"))
     .description("Serve the session tools (pulse_start, pulse_status, pulse_pause, pulse_resume, pulse_abort, pulse_list) over MCP on stdio.")
-    .option("--session <id>", "serve only pulse_status, of this session only (what an agent of the session is given with --context mcp)")
+    .option("--session <id>", "serve only this session's agent tools: pulse_signal, and pulse_status of this session (what an agent of the session is given)")
+    .option("--no-history", "with --session: leave out pulse_status (the none and prefetch context strategies)")
     .option("--allow-scripts <dir>", "let pulse_start run the scripted driver with scripts from this directory (repeatable; default: none)", (v: string, p: string[] = []) => [...p, v])
     .option("--max-sessions <n>", "sessions this server runs at once (default: the number of CPUs)")
     .action((opts: McpOpts, cmd: Command) =>
