@@ -83,7 +83,8 @@ export class CostLedger {
   constructor(private readonly options: { prices?: PriceTable; audit?: AuditSink } = {}) {}
 
   /** Records one agent call. `costUsd` is the driver's own figure when it reported one. */
-  async record(call: { loopId: string; sessionId: string; iteration: number; driver: string; model?: string; usage?: Usage; costUsd?: number }): Promise<LedgerEntry> {
+  /** Prices and keeps one call; `audit` (a phase's own sink) takes the `agent.usage` event instead of the ledger's. */
+  async record(call: { loopId: string; sessionId: string; iteration: number; driver: string; model?: string; usage?: Usage; costUsd?: number }, audit: AuditSink | undefined = this.options.audit): Promise<LedgerEntry> {
     const usage = call.usage ?? { inputTokens: 0, outputTokens: 0 };
     let costUsd: number;
     let costSource: CostSource;
@@ -98,7 +99,7 @@ export class CostLedger {
     }
     const entry: LedgerEntry = { loopId: call.loopId, sessionId: call.sessionId, iteration: call.iteration, driver: call.driver, usage, tokens: tokensOf(usage), costUsd, costSource, ...(call.model ? { model: call.model } : {}) };
     this.entries.push(entry);
-    await this.options.audit?.("agent.usage", { ...entry, usage: { ...usage } } as unknown as Record<string, unknown>);
+    await audit?.("agent.usage", { ...entry, usage: { ...usage } } as unknown as Record<string, unknown>);
     return entry;
   }
 

@@ -51,9 +51,10 @@ export class LoopGuard {
   readonly limits: Limits;
   private s: GuardState;
 
-  constructor(limits: Partial<Limits> = {}, private readonly now: () => number = Date.now, restored?: Pick<GuardState, "breaker" | "openedAt" | "openReason">) {
+  /** `restored.iterations`: those a resumed loop ran before, counted against maxIterations. */
+  constructor(limits: Partial<Limits> = {}, private readonly now: () => number = Date.now, restored?: Partial<Pick<GuardState, "breaker" | "openedAt" | "openReason" | "iterations">>) {
     this.limits = resolveLimits(limits);
-    this.s = { breaker: restored?.breaker ?? "CLOSED", iterations: 0, tokens: 0, costUsd: 0, startedAt: now(), consecutiveFailures: 0, noProgress: 0, sameError: 0, permissionDenials: 0 };
+    this.s = { breaker: restored?.breaker ?? "CLOSED", iterations: restored?.iterations ?? 0, tokens: 0, costUsd: 0, startedAt: now(), consecutiveFailures: 0, noProgress: 0, sameError: 0, permissionDenials: 0 };
     if (restored?.openedAt !== undefined) this.s.openedAt = restored.openedAt;
     if (restored?.openReason !== undefined) this.s.openReason = restored.openReason;
   }

@@ -4,6 +4,11 @@
  * before the call), extract_evidence (exactly one signal, git evidence, anchor hint, summary),
  * record_branch (the iteration's record and the guard's verdict), learn (the iteration kept as a
  * turn of the memory substrate, for later anchors).
+ *
+ * Each phase's output carries what the next one needs, and the route phase's decision reaches
+ * the runner through learn's output: nothing of an iteration is handed on the side, so a phase
+ * run again with the same input (extract_evidence is idempotent) returns the same thing. What a
+ * run shares across its iterations (its record, driver, guard, ledger, abort) is the run's.
  */
 import { PULSE_SIGNAL_TOOL } from "../completion-tools.js";
 import { randomUUID } from "node:crypto";
@@ -11,20 +16,83 @@ import { createHash } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
 import { totalTokens } from "../../agents/contract.js";
 import { collectEvidence, startEvidence } from "../evidence.js";
+import { phaseAuditSink } from "../audit-sink.js";
 import { resolveSignal } from "../signals.js";
 import { resolveAnchor, type Turn } from "./anchors.js";
 import { anchorHint, estimateTokens, summarize } from "./extract.js";
 import { buildIterationPrompt } from "./prompt.js";
 import { SESSION_LOOP_ID } from "./profile.js";
-import type { IterationStatus } from "./records.js";
-import type { IterationInFlight, SessionRun, SessionRuns } from "./run-state.js";
+import type { IterationRecord, IterationStatus } from "./records.js";
+import type { AgentResult } from "../../agents/contract.js";
+import type { EvidenceStart, WorkspaceEvidence } from "../evidence.js";
+import type { ResolvedSignal } from "../signals.js";
+import type { Verdict } from "../progress-breaker.js";
+import type { SessionRun, SessionRuns } from "./run-state.js";
 
 export const SESSION_PHASES = ["build_context", "dispatch_agent", "extract_evidence", "record_branch", "learn"] as const;
 
-function runOf(runs: SessionRuns, ctx: PhaseContext): { run: SessionRun; it: IterationInFlight } {
+/** The iteration's identity, carried by every phase's output. */
+export interface IterationRef {
+  session_id: string;
+  iteration: number;
+  /** The iteration's record (pulse_iterations.id). */
+  iteration_id: string;
+  /** Turns this iteration was anchored on: the outcome's causal parents. */
+  slice_ids: string[];
+  anchor_depth: number;
+}
+
+/** build_context → dispatch_agent. */
+export interface IterationPlan extends IterationRef {
+  prompt: string;
+  query: string;
+  node_ids: string[];
+  anchor_strategy: string;
+  anchor_turn_id: string | null;
+  slice_id: string | null;
+}
+
+/** dispatch_agent (the act phase) → extract_evidence: the action, which learn's outcome is grounded on. */
+export interface AgentTurn extends IterationRef {
+  action_id: string;
+  status: "success" | "failure" | "timeout";
+  agent_status: AgentResult["status"];
+  causal_parent_ids: string[];
+  start: EvidenceStart;
+  result: AgentResult;
+}
+
+/** extract_evidence → record_branch. */
+export interface IterationEvidence extends AgentTurn {
+  evidence: WorkspaceEvidence;
+  signal: ResolvedSignal;
+  hint: string | null;
+  summary: string;
+}
+
+/** record_branch (the route phase) → learn, and learn → the runner. */
+export interface Branch extends IterationRef {
+  /** What the route phase decided: continue, wait, or stop with a reason. */
+  decision: Verdict;
+  record: IterationRecord;
+  progress: boolean;
+  warnings: string[];
+}
+
+export interface Learned extends Branch {
+  action_id: string;
+  status: "success" | "partial" | "failure" | "timeout";
+  causal_parent_ids: string[];
+}
+
+function runOf(runs: SessionRuns, ctx: PhaseContext): SessionRun {
   const run = runs.get(ctx.workspace_id);
-  if (!run?.current) throw new Error(`no session ${ctx.workspace_id} is running in this process`);
-  return { run, it: run.current };
+  if (!run) throw new Error(`no session ${ctx.workspace_id} is running in this process`);
+  return run;
+}
+
+function refOf(x: IterationRef): IterationRef {
+  return { session_id: x.session_id, iteration: x.iteration, iteration_id: x.iteration_id, slice_ids: x.slice_ids, anchor_depth: x.anchor_depth };
 }
 
 /** Turns the memory substrate holds for this session, with those of earlier runs it does not. */
@@ -45,30 +113,30 @@ export function turnId(iteration: number): string {
 
 export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASES)[number], PhaseHandler> {
   return {
-    build_context: async (ctx) => {
-      const { run, it } = runOf(runs, ctx);
+    build_context: async (ctx): Promise<IterationPlan> => {
+      const run = runOf(runs, ctx);
+      const { iteration } = ctx.input as { session_id: string; iteration: number };
       const s = run.session;
-      const previous = (await run.records.iterations(s.id)).filter((i) => i.iteration_number < it.number).at(-1);
+      const previous = (await run.records.iterations(s.id)).filter((i) => i.iteration_number < iteration).at(-1);
       const turns = await turnsOf(ctx, run);
       const anchor = resolveAnchor({ chained: previous?.anchor_hint_next ?? null, explicit: s.anchor_turn_id, goal: s.goal, turns, minSalience: run.profile.buildContext.semanticMinSalience });
       const prefetched = run.profile.buildContext.contextStrategy === "none" || run.profile.buildContext.contextStrategy === "mcp" ? [] : s.progress_log.slice(-run.profile.buildContext.prefetchTurns);
       const prompt = buildIterationPrompt({
         goal: s.goal,
-        iteration: it.number,
+        iteration,
         maxIterations: s.max_iterations,
         strategy: s.context_strategy,
         anchor,
         progress: s.progress_log,
         prefetchTurns: run.profile.buildContext.prefetchTurns,
-        ...(run.resumedAfter && it.number === s.current_iteration + 1 ? { resumedAfter: run.resumedAfter } : {}),
+        ...(run.resumedAfter && iteration === s.current_iteration + 1 ? { resumedAfter: run.resumedAfter } : {}),
       });
-      it.anchor = anchor;
-      it.sliceIds = [...new Set([...(anchor.turn ? [anchor.turn.id] : []), ...prefetched.map((e) => turnId(e.iteration))])].filter((id) => turns.some((t) => t.id === id));
-      const slice = it.sliceIds.length > 0 ? `slice_${createHash("sha256").update(it.sliceIds.join(",")).digest("hex").slice(0, 12)}` : null;
-      it.record = await run.records.addIteration({
+      const sliceIds = [...new Set([...(anchor.turn ? [anchor.turn.id] : []), ...prefetched.map((e) => turnId(e.iteration))])].filter((id) => turns.some((t) => t.id === id));
+      const slice = sliceIds.length > 0 ? `slice_${createHash("sha256").update(sliceIds.join(",")).digest("hex").slice(0, 12)}` : null;
+      const record = await run.records.addIteration({
         id: randomUUID(),
         session_id: s.id,
-        iteration_number: it.number,
+        iteration_number: iteration,
         inbox_task_id: randomUUID(),
         task_content: prompt,
         status: "pending",
@@ -80,26 +148,26 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         context_tokens: estimateTokens(prompt),
         slice_id: slice,
       });
-      run.session = await run.records.update(s.id, { current_iteration: it.number });
-      run.emit({ type: "iteration.started", session_id: s.id, iteration: it.number, max: s.max_iterations, anchor });
-      return { query: s.goal, node_ids: it.sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice };
+      run.session = await run.records.update(s.id, { current_iteration: iteration });
+      run.emit({ type: "iteration.started", session_id: s.id, iteration, max: s.max_iterations, anchor });
+      return { session_id: s.id, iteration, iteration_id: record.id, slice_ids: sliceIds, anchor_depth: anchor.depth, prompt, query: s.goal, node_ids: sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice };
     },
 
-    dispatch_agent: async (ctx) => {
-      const { run, it } = runOf(runs, ctx);
-      const record = it.record!;
+    dispatch_agent: async (ctx): Promise<AgentTurn> => {
+      const run = runOf(runs, ctx);
+      const plan = ctx.input as IterationPlan;
       const d = run.profile.dispatch;
       // Persisted before the call: a host that dies during it leaves a dispatched iteration to recover.
-      await run.records.updateIteration(record.id, { status: "dispatched" });
-      it.start = await startEvidence(run.session.repo_path);
-      await run.records.updateIteration(record.id, { status: "running" });
-      it.result = await run.driver.run(
+      await run.records.updateIteration(plan.iteration_id, { status: "dispatched" });
+      const start = await startEvidence(run.session.repo_path);
+      await run.records.updateIteration(plan.iteration_id, { status: "running" });
+      const result = await run.driver.run(
         {
-          prompt: record.task_content,
+          prompt: plan.prompt,
           cwd: run.session.repo_path,
           loopId: SESSION_LOOP_ID,
           phaseId: "dispatch_agent",
-          iteration: it.number,
+          iteration: plan.iteration,
           // The session's own limits, else the profile's, else (left out) the driver's: a preset's, or its default.
           ...((run.session.driver.timeoutMs ?? d.timeoutMs) ? { timeoutMs: (run.session.driver.timeoutMs ?? d.timeoutMs)! } : {}),
           ...((run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs) ? { silenceTimeoutMs: (run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs)! } : {}),
@@ -107,49 +175,48 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
           terminalTools: [PULSE_SIGNAL_TOOL],
           ...((run.session.driver.model ?? d.model) ? { model: (run.session.driver.model ?? d.model)! } : {}),
         },
-        { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: it.number, event }) },
+        { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: plan.iteration, event }) },
       );
-      const ok = it.result.status === "ok";
-      return { action_id: `agent_${record.id}`, status: ok ? "success" : it.result.status === "timeout" ? "timeout" : "failure", agent_status: it.result.status, causal_parent_ids: it.sliceIds };
+      const status = result.status === "ok" ? "success" : result.status === "timeout" ? "timeout" : "failure";
+      return { ...refOf(plan), action_id: `agent_${plan.iteration_id}`, status, agent_status: result.status, causal_parent_ids: plan.slice_ids, start, result };
     },
 
-    extract_evidence: async (ctx) => {
-      const { run, it } = runOf(runs, ctx);
-      const result = it.result!;
-      it.evidence = await collectEvidence(run.session.repo_path, it.start!);
+    extract_evidence: async (ctx): Promise<IterationEvidence> => {
+      const run = runOf(runs, ctx);
+      const turn = ctx.input as AgentTurn;
+      const { result } = turn;
+      const evidence = await collectEvidence(run.session.repo_path, turn.start);
       const words = result.transcript || result.text;
-      it.signal = resolveSignal({ text: words, toolCalls: result.toolCalls, allowInference: run.profile.extract.allowInference });
-      it.hint = anchorHint(words)?.turnId;
-      const subject = it.evidence.commits.at(-1)?.subject ?? "";
-      it.summary = summarize(result.text || words, subject || (result.error?.message ?? "no output"), run.profile.extract.summaryChars);
-      return { signal: it.signal.signal, source: it.signal.source, commit: it.evidence.commits.length > 0 ? it.evidence.headSha : null, files: it.evidence.filesChanged };
+      const signal = resolveSignal({ text: words, toolCalls: result.toolCalls, allowInference: run.profile.extract.allowInference });
+      const subject = evidence.commits.at(-1)?.subject ?? "";
+      const summary = summarize(result.text || words, subject || (result.error?.message ?? "no output"), run.profile.extract.summaryChars);
+      return { ...turn, evidence, signal, hint: anchorHint(words)?.turnId ?? null, summary };
     },
 
-    record_branch: async (ctx) => {
-      const { run, it } = runOf(runs, ctx);
-      const result = it.result!;
-      const evidence = it.evidence!;
-      const signal = it.signal!;
+    record_branch: async (ctx): Promise<Branch> => {
+      const run = runOf(runs, ctx);
+      const x = ctx.input as IterationEvidence;
+      const { result, evidence, signal } = x;
       const s = run.session;
-      const entry = await run.ledger.record({ loopId: SESSION_LOOP_ID, sessionId: s.id, iteration: it.number, driver: run.driver.name, ...(result.model ? { model: result.model } : {}), ...(result.usage ? { usage: result.usage } : {}), ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) });
+      const entry = await run.ledger.record({ loopId: SESSION_LOOP_ID, sessionId: s.id, iteration: x.iteration, driver: run.driver.name, ...(result.model ? { model: result.model } : {}), ...(result.usage ? { usage: result.usage } : {}), ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) }, phaseAuditSink(ctx));
       const status: IterationStatus = result.status === "ok" ? "complete" : result.status === "timeout" ? "timeout" : "failed";
       const commit = evidence.commits.length > 0 ? evidence.headSha : null;
-      it.record = await run.records.updateIteration(it.record!.id, {
+      const record = await run.records.updateIteration(x.iteration_id, {
         status,
         signal: signal.signal,
         signal_source: signal.source,
         signal_reason: signal.reason ?? null,
-        output_summary: it.summary ?? null,
+        output_summary: x.summary,
         output_full: result.transcript || result.text,
         commit_hash: commit,
         files_changed: evidence.filesChanged,
-        anchor_hint_next: it.hint ?? null,
+        anchor_hint_next: x.hint,
         tokens_used: entry.tokens || totalTokens(result.usage),
         cost_usd: entry.costUsd,
         error: result.status === "ok" ? null : (result.error?.message ?? result.status),
         finished_at: new Date().toISOString(),
       });
-      it.verdict = run.guard.afterIteration({
+      const decision = run.guard.afterIteration({
         status: result.status,
         signal: signal.signal,
         ...(signal.reason ? { signalReason: signal.reason } : {}),
@@ -162,17 +229,17 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       });
       run.session = await run.records.update(s.id, {
         last_signal: signal.signal,
-        progress_log: [...s.progress_log, { iteration: it.number, signal: signal.signal, summary: it.summary ?? "", commit }],
+        progress_log: [...s.progress_log, { iteration: x.iteration, signal: signal.signal, summary: x.summary, commit }],
         total_commits: s.total_commits + evidence.commits.length,
         total_tokens_used: s.total_tokens_used + entry.tokens,
         total_cost_usd: s.total_cost_usd + entry.costUsd,
       });
-      const v = it.verdict;
-      return { decision: v.action === "stop" ? v.reason : v.action, signal: signal.signal, status };
+      return { ...refOf(x), decision, record, progress: evidence.progress, warnings: [...signal.warnings, ...result.warnings] };
     },
 
-    learn: async (ctx) => {
-      const { run, it } = runOf(runs, ctx);
+    learn: async (ctx): Promise<Learned> => {
+      const run = runOf(runs, ctx);
+      const b = ctx.input as Branch;
       const memory = ctx.substrates.memory;
       // A resumed session's earlier turns join this process's memory once, in order.
       if (!run.priorStored) {
@@ -180,14 +247,15 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         for (const t of run.priorTurns) if (!known.has(t.id)) await memory.store_node({ node: { id: t.id, type: "turn", content: { ...t } } });
         run.priorStored = true;
       }
-      const r = it.record!;
-      const turn: Turn = { id: turnId(it.number), iteration: it.number, summary: r.output_summary ?? "", signal: r.signal ?? "BLOCKED", commit: r.commit_hash, files: r.files_changed, depth: it.anchor?.depth ?? 0 };
-      await memory.store_node({ node: { id: turn.id, type: "turn", content: { ...turn }, causal_parent_ids: it.sliceIds } });
-      const status: "success" | "partial" | "failure" | "timeout" = r.status === "complete" ? (it.evidence?.progress || r.signal === "COMPLETE" ? "success" : "partial") : r.status === "timeout" ? "timeout" : "failure";
+      const r = b.record;
+      const turn: Turn = { id: turnId(b.iteration), iteration: b.iteration, summary: r.output_summary ?? "", signal: r.signal ?? "BLOCKED", commit: r.commit_hash, files: r.files_changed, depth: b.anchor_depth };
+      await memory.store_node({ node: { id: turn.id, type: "turn", content: { ...turn }, causal_parent_ids: b.slice_ids } });
+      const status: Learned["status"] = r.status === "complete" ? (b.progress || r.signal === "COMPLETE" ? "success" : "partial") : r.status === "timeout" ? "timeout" : "failure";
       // The turns this iteration was anchored on gain or lose confidence by how it went.
-      const outcome = { token: "OutcomeSignal" as const, version: "0.1" as const, trace_id: ctx.trace_id, action_id: turn.id, status, causal_parent_ids: it.sliceIds };
-      if (it.sliceIds.length > 0) await memory.learn_from_outcome({ outcome });
-      return { action_id: `agent_${r.id}`, status, causal_parent_ids: it.sliceIds };
+      const outcome = { token: "OutcomeSignal" as const, version: "0.1" as const, trace_id: ctx.trace_id, action_id: turn.id, status, causal_parent_ids: b.slice_ids };
+      if (b.slice_ids.length > 0) await memory.learn_from_outcome({ outcome });
+      // The route phase's decision goes on to the runner unchanged.
+      return { ...b, action_id: `agent_${r.id}`, status, causal_parent_ids: b.slice_ids };
     },
   };
 }

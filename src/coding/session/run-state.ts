@@ -1,13 +1,12 @@
 /**
  * What the session loop's phase handlers share within one process: for each running session
- * (the workspace of its iterations), its record, its driver, its guard and ledger, the iteration
- * in flight, and where live events go. The runner fills it; the handlers read and extend it.
+ * (the workspace of its iterations), what lasts across its iterations: its record, its driver,
+ * its guard and ledger, its abort, and where live events go. An iteration's own data goes from
+ * phase to phase in their outputs, never through here.
  */
-import type { AgentDriver, AgentEvent, AgentResult } from "../../agents/contract.js";
+import type { AgentDriver, AgentEvent } from "../../agents/contract.js";
 import type { CostLedger } from "../cost-ledger.js";
-import type { EvidenceStart, WorkspaceEvidence } from "../evidence.js";
 import type { LoopGuard, Verdict } from "../progress-breaker.js";
-import type { ResolvedSignal } from "../signals.js";
 import type { ResolvedAnchor, Turn } from "./anchors.js";
 import type { SessionProfile } from "./profile.js";
 import type { IterationRecord, SessionRecord, SessionRecords } from "./records.js";
@@ -19,20 +18,6 @@ export type SessionEvent =
   | { type: "agent"; session_id: string; iteration: number; event: AgentEvent }
   | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[] }
   | { type: "session.finished"; session: SessionRecord };
-
-export interface IterationInFlight {
-  number: number;
-  record?: IterationRecord;
-  anchor?: ResolvedAnchor;
-  sliceIds: string[];
-  start?: EvidenceStart;
-  result?: AgentResult;
-  evidence?: WorkspaceEvidence;
-  signal?: ResolvedSignal;
-  hint?: string;
-  summary?: string;
-  verdict?: Verdict;
-}
 
 export interface SessionRun {
   session: SessionRecord;
@@ -49,7 +34,6 @@ export interface SessionRun {
   priorStored: boolean;
   /** The reason the session stopped before it was resumed, told to the next iteration. */
   resumedAfter?: string;
-  current?: IterationInFlight;
   emit(event: SessionEvent): void;
 }
 

@@ -13,7 +13,7 @@ import { CostLedger } from "../cost-ledger.js";
 import { messages, type Notifier } from "../notifier.js";
 import { LoopGuard, type Stop } from "../progress-breaker.js";
 import { lockWorktree, recoveryCommit, type WorktreeLock } from "../worktree.js";
-import { turnId, SESSION_PHASES, sessionHandlers } from "./handlers.js";
+import { turnId, SESSION_PHASES, sessionHandlers, type Learned } from "./handlers.js";
 import { packageFile, SESSION_LOOP_ID, SESSION_MANIFEST, type SessionProfile } from "./profile.js";
 import { isFinished, type SessionPatch, type SessionRecord, type SessionRecords } from "./records.js";
 import { excludeFromRepo, processAlive, useBranch } from "./repo.js";
@@ -96,6 +96,7 @@ export class SessionRunner {
       const resumed = s.current_iteration > 0;
       const recovered = await this.recoverInterrupted(s);
       const branch = await useBranch(s.repo_path, s.branch_name);
+      const resumedFrom = s;
       const resumedAfter = resumed && (s.status === "blocked" || s.status === "failed" || s.status === "paused") ? (s.status_reason ?? s.status) : undefined;
       s = await records.update(id, { status: "running", runner_pid: process.pid, control: null, stop_reason: null, status_reason: null, branch_name: branch });
       const previous = await records.iterations(id);
@@ -104,7 +105,7 @@ export class SessionRunner {
         records,
         driver,
         profile: this.o.profile,
-        guard: new LoopGuard({ ...this.o.profile.limits, maxIterations: Math.max(1, s.max_iterations - s.current_iteration) }),
+        guard: new LoopGuard({ ...this.o.profile.limits, maxIterations: s.max_iterations }, Date.now, guardRestored(resumedFrom)),
         ledger: new CostLedger(),
         controller: new AbortController(),
         priorTurns: previous.filter((i) => i.finished_at).map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "BLOCKED", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
@@ -156,23 +157,25 @@ export class SessionRunner {
         const s = (await records.get(id))!;
         if (s.control === "abort" || run.controller.signal.aborted) return await this.finishAborted(run);
         if (s.control === "pause") return await this.finish(run, { status: "paused", control: null, status_reason: `paused after iteration ${s.current_iteration}` }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: resume with pulse session resume ${id}` });
-        const before = s.current_iteration >= s.max_iterations ? ({ action: "stop", reason: "max_iterations", message: `reached the limit of ${s.max_iterations} iterations` } as const) : run.guard.beforeIteration();
+        const before = run.guard.beforeIteration();
         if (before.action === "stop") return await this.stop(run, before);
-        run.current = { number: s.current_iteration + 1, sliceIds: [] };
-        const result = await this.loop.runIteration({ workspace: id, input: { session_id: id, iteration: run.current.number } });
-        const it = run.current;
-        if (result.status !== "completed" || !it.verdict) {
+        const number = s.current_iteration + 1;
+        const result = await this.loop.runIteration({ workspace: id, input: { session_id: id, iteration: number } });
+        // The route phase's decision, carried through learn: the iteration's own output says what comes next.
+        const out = result.status === "completed" ? (result.output as Learned | undefined) : undefined;
+        if (!out?.decision) {
           const why = result.error?.message ?? `the iteration ended ${result.status}`;
-          if (it.record && !it.record.finished_at) await records.updateIteration(it.record.id, { status: "failed", error: why, finished_at: new Date().toISOString() });
+          const open = (await records.iterations(id)).find((i) => i.iteration_number === number && !i.finished_at);
+          if (open) await records.updateIteration(open.id, { status: "failed", error: why, finished_at: new Date().toISOString() });
           if (run.controller.signal.aborted) return await this.finishAborted(run);
           return await this.stop(run, { reason: "failed", message: why });
         }
-        run.emit({ type: "iteration.finished", session_id: id, iteration: it.record!, verdict: it.verdict, warnings: [...(it.signal?.warnings ?? []), ...(it.result?.warnings ?? [])] });
-        const v = it.verdict;
+        const v = out.decision;
+        run.emit({ type: "iteration.finished", session_id: id, iteration: out.record, verdict: v, warnings: out.warnings });
         if (v.action === "stop" && v.reason === "aborted") return await this.finishAborted(run);
         if (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked")) {
-          const summary = it.record!.status === "complete" ? (it.summary ?? "") : `the agent's call ended ${it.record!.status} (${it.record!.error ?? "no reason given"})`;
-          this.o.notifier?.notify({ kind: "iteration", message: messages.iteration(it.number, run.session.max_iterations, summary), loopId: SESSION_LOOP_ID, sessionId: id, iteration: it.number });
+          const summary = out.record.status === "complete" ? (out.record.output_summary ?? "") : `the agent's call ended ${out.record.status} (${out.record.error ?? "no reason given"})`;
+          this.o.notifier?.notify({ kind: "iteration", message: messages.iteration(number, run.session.max_iterations, summary), loopId: SESSION_LOOP_ID, sessionId: id, iteration: number });
         }
         if (v.action === "wait") {
           await sleep(v.ms, run.controller.signal);
@@ -209,6 +212,17 @@ export class SessionRunner {
     run.emit({ type: "session.finished", session: s });
     return s;
   }
+}
+
+/**
+ * The guard's state a resumed session starts from: the iterations it ran count against its
+ * limit, and a session the breaker stopped (no progress, the same error) is resumed half-open:
+ * the person's resume stands for the cool-down, but one more iteration without progress stops it
+ * again at once (docs/decisions.md).
+ */
+export function guardRestored(s: Pick<SessionRecord, "current_iteration" | "stop_reason" | "status_reason" | "status">): { iterations: number; breaker?: "HALF_OPEN"; openReason?: string } {
+  const tripped = (s.status === "failed" || s.status === "paused") && (s.stop_reason === "no_progress" || s.stop_reason === "circuit_open");
+  return { iterations: s.current_iteration, ...(tripped ? { breaker: "HALF_OPEN" as const, ...(s.status_reason ? { openReason: s.status_reason } : {}) } : {}) };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
