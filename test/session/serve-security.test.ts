@@ -231,6 +231,12 @@ describe("pulse serve refuses what a web page can send", () => {
     expect(path.json.error.code).toBe("BAD_PATH");
     const action = await raw(srv.port, "POST", "/api/pulse/%E0%A4%A/pause", JSON_TYPE, "{}");
     expect(action.status).toBe(400);
+    // Near miss: a well-formed id of no session is a 404, to GET and to an action alike.
+    for (const [method, path] of [["GET", "/api/pulse/ffffffff"], ["POST", "/api/pulse/ffffffff/pause"], ["POST", "/api/pulse/ffffffff/abort"]] as const) {
+      const r = await raw(srv.port, method, path, JSON_TYPE, method === "POST" ? "{}" : undefined);
+      expect(r.status, path).toBe(404);
+      expect(r.json.error.message).toMatch(/no session ffffffff/);
+    }
     // Near miss: 60 levels of nesting is JSON to check, not a refusal of its depth.
     const nested = await raw(srv.port, "POST", "/api/pulse/start", JSON_TYPE, JSON.stringify({ goal: "x", repo, extra: JSON.parse("[".repeat(60) + "]".repeat(60)) }));
     expect(nested.status).toBe(400);

@@ -133,6 +133,14 @@ describe("pulse serve: REST", () => {
       expect(wrong.status).toBe(401);
       const ok = await fetch(`http://127.0.0.1:${port}/api/pulse`, { headers: { authorization: `Bearer ${token}` } });
       expect(ok.status).toBe(200);
+      // The MCP endpoint is behind the same token: refused without it, served with it.
+      const rpc = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+      const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+      expect((await fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", headers: mcpHeaders, body: rpc })).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: "Bearer 0123456789abcdef0124" }, body: rpc })).status).toBe(401);
+      const listed = await fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: `Bearer ${token}` }, body: rpc });
+      expect(listed.status).toBe(200);
+      expect(await listed.text()).toMatch(/pulse_start/);
     } finally {
       open.child.kill("SIGTERM");
     }
