@@ -17,6 +17,7 @@ import { buildIterationPrompt } from "./prompt.js";
 import { SESSION_LOOP_ID } from "./profile.js";
 import type { IterationStatus } from "./records.js";
 import type { IterationInFlight, SessionRun, SessionRuns } from "./run-state.js";
+import { workdirOf } from "./workspace.js";
 
 export const SESSION_PHASES = ["build_context", "dispatch_agent", "extract_evidence", "record_branch", "learn"] as const;
 
@@ -90,12 +91,12 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const d = run.profile.dispatch;
       // Persisted before the call: a host that dies during it leaves a dispatched iteration to recover.
       await run.records.updateIteration(record.id, { status: "dispatched" });
-      it.start = await startEvidence(run.session.repo_path);
+      it.start = await startEvidence(workdirOf(run.session));
       await run.records.updateIteration(record.id, { status: "running" });
       it.result = await run.driver.run(
         {
           prompt: record.task_content,
-          cwd: run.session.repo_path,
+          cwd: workdirOf(run.session),
           loopId: SESSION_LOOP_ID,
           phaseId: "dispatch_agent",
           iteration: it.number,
@@ -113,7 +114,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
     extract_evidence: async (ctx) => {
       const { run, it } = runOf(runs, ctx);
       const result = it.result!;
-      it.evidence = await collectEvidence(run.session.repo_path, it.start!);
+      it.evidence = await collectEvidence(workdirOf(run.session), it.start!);
       const words = result.transcript || result.text;
       it.signal = resolveSignal({ text: words, toolCalls: result.toolCalls, allowInference: run.profile.extract.allowInference });
       it.hint = anchorHint(words)?.turnId;
