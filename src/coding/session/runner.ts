@@ -94,6 +94,8 @@ export class SessionRunner {
     const emit = (e: SessionEvent) => options.onEvent?.(e);
     try {
       const driver = this.o.driverFor(s);
+      // pulse's store inside the repository stays out of `git status` (and an in-place session's evidence).
+      if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
       const resumed = s.current_iteration > 0;
       let branch: string | null;
       let recovered: string | undefined;
@@ -105,7 +107,6 @@ export class SessionRunner {
         recovered = await this.recoverInterrupted(s);
         branch = s.branch_name;
       } else {
-        if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
         recovered = await this.recoverInterrupted(s);
         branch = await useBranch(s.repo_path, s.branch_name);
       }
