@@ -126,8 +126,15 @@ describe("pulse session (the bin)", () => {
     expect(aborted.stdout).toMatch(/aborted after 2 iterations: 2 commits/);
     expect(aborted.stdout).toMatch(/unfinished work kept in recovery commit [0-9a-f]{8}/);
     expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)[0]).toBe(`[RECOVERY] session ${id} aborted during iteration 2`);
-    // An aborted session's worktree stays until pulse session clean.
+    // An aborted session's worktree stays until pulse session clean (--dry-run removes nothing).
     expect(existsSync(worktree)).toBe(true);
+    const dry = pulse("clean", "--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain(`would remove ${worktree} (session ${id.slice(0, 8)}, branch pulse/session/${id.slice(0, 8)})`);
+    expect(existsSync(worktree)).toBe(true);
+    const cleaned = pulse("clean");
+    expect(cleaned.stdout).toContain(`removed      ${worktree} (session ${id.slice(0, 8)}`);
+    expect(existsSync(worktree)).toBe(false);
     expect(pulse("abort", id).stderr).toMatch(/is already aborted/);
   }, 60_000);
 

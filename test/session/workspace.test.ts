@@ -200,6 +200,20 @@ describe("a session in its own worktree", () => {
     expect(gitLog(dir, s.branch_name!)[0]).toBe("used kept.txt");
   }, 30_000);
 
+  it("aborts a failed session nothing runs with a recovery commit in its worktree, which stays until clean", async () => {
+    const dir = repo();
+    const { start, runner, service } = await setup({ steps: [{ outcome: "crash" }] });
+    const s = await start({ repo: dir, maxIterations: 1 });
+    expect((await runner.run(s.id)).status).toBe("failed");
+    writeFileSync(join(s.worktree_path!, "half.js"), "// unfinished\n");
+    const before = snapshot(dir);
+    const { session } = await service.abort(s.id);
+    expect(session.status_reason).toMatch(/^aborted while failed; unfinished work kept in recovery commit [0-9a-f]{8}$/);
+    expect(gitLog(dir, s.branch_name!)[0]).toBe(`[RECOVERY] session ${s.id} aborted while failed`);
+    expect(existsSync(s.worktree_path!)).toBe(true);
+    expect(snapshot(dir)).toBe(before);
+  }, 30_000);
+
   it("clean reports worktrees no session owns, and removes them only with --force (keeping their work); a paused session's only when named", async () => {
     const dir = repo();
     const { start, records, worktrees } = await setup();

@@ -24,6 +24,7 @@ export interface CleanAction {
 /** Sessions whose worktree clean may remove: ended ones (a paused one only when named). */
 function cleanable(s: SessionRecord, named: boolean): string | undefined {
   if (s.status === "running" && processAlive(s.runner_pid)) return "it is running";
+  if (s.status === "running" && !named) return "its runner died: resume it, or name it to clean it";
   if (s.status === "pending") return "it has not run yet";
   if (s.status === "paused" && !named) return "it is paused (name it to clean it)";
   return undefined;
