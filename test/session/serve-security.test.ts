@@ -267,7 +267,7 @@ describe("what pulse serve starts", () => {
     expect(env).toMatch(/^PATH=/m);
   }, 60_000);
 
-  it("refuses a start that could not run before answering: unknown driver, a script that is not one, a bad branch (400 naming the field)", async () => {
+  it("refuses a start that could not run before answering: unknown driver, a script that is not one, a bad branch or base (400 naming the field)", async () => {
     const before = await sessionCount();
     const notAScript = join(scripts, "notes.txt");
     writeFileSync(notAScript, "just some notes, not steps\n");
@@ -277,6 +277,9 @@ describe("what pulse serve starts", () => {
       [{ driver: "scripted", script: join(scripts, "missing.json") }, "script"],
       [{ driver: "scripted", script: quick, branch: "bad..branch" }, "branch"],
       [{ driver: "scripted", script: quick, branch: "-x" }, "branch"],
+      [{ driver: "scripted", script: quick, base: "no-such-ref" }, "base"],
+      [{ driver: "scripted", script: quick, inPlace: "yes" }, "inPlace"],
+      [{ driver: "scripted", script: quick, allowDirty: true }, "allowDirty"],
     ];
     for (const [extra, field] of cases) {
       const r = await raw(srv.port, "POST", "/api/pulse/start", JSON_TYPE, JSON.stringify({ goal: "x", repo, ...extra }));
