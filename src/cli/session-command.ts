@@ -11,7 +11,7 @@ import { ProfileError } from "../coding/session/profile.js";
 import { SessionRecordsError, type SessionRecord } from "../coding/session/records.js";
 import { SessionRepoError } from "../coding/session/repo.js";
 import { SessionError } from "../coding/session/runner.js";
-import { SessionInputError, SessionStateError } from "../coding/session/service.js";
+import { durationOf, SessionInputError, SessionStateError } from "../coding/session/service.js";
 import { cleanText, cleanWorktrees } from "../coding/session/clean.js";
 import { worktreesDir } from "../coding/session/workspace.js";
 import { StoreError } from "../store/contracts.js";
@@ -49,8 +49,14 @@ interface StoreOpts {
   profile?: string;
 }
 
+interface ResumeOpts extends RunOpts {
+  turnTimeout?: string;
+  silenceTimeout?: string;
+}
+
 interface McpOpts extends StoreOpts {
   session?: string;
+  history?: boolean;
   allowScripts?: string[];
   maxSessions?: string;
 }
@@ -75,6 +81,8 @@ interface StartOpts extends RunOpts {
   anchor?: string;
   context?: string;
   name?: string;
+  turnTimeout?: string;
+  silenceTimeout?: string;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -121,12 +129,14 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--anchor <turn>", "the turn the first iteration starts from (explicit anchor)")
     .option("--context <strategy>", "none, prefetch, mcp or hybrid (default from the profile)")
     .option("--name <project>", "the project's name (default: the repository's directory)")
+    .option("--turn-timeout <duration>", "a turn's wall-clock limit, e.g. 20m (default: the profile's, else the driver preset's, else 15m)")
+    .option("--silence-timeout <duration>", "how long an agent may print nothing before it is stopped, e.g. 5m (default: the profile's, else the preset's, else 5m)")
     .action((opts: StartOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         const sessions = openSessions(opts, io);
         try {
           const s = await sessions.service.create(
-            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name },
+            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout },
             "cli",
           );
           return await runOrDetach(sessions, s, opts, io);
@@ -140,7 +150,9 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .description("Resume a paused, blocked or failed session, or one whose runner died (its interrupted iteration is kept in a recovery commit).")
     .argument("<id>", "session id (or a unique prefix)")
     .option("--max-iterations <n>", "raise the session's iteration limit")
-    .action((id: string, opts: RunOpts, cmd: Command) =>
+    .option("--turn-timeout <duration>", "change a turn's wall-clock limit, e.g. 30m")
+    .option("--silence-timeout <duration>", "change how long an agent may print nothing, e.g. 10m")
+    .action((id: string, opts: ResumeOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         const sessions = openSessions(opts, io);
         try {
@@ -152,6 +164,9 @@ export function addSessionCommands(session: Command, io: CliIO): void {
             if (!/^\d+$/.test(opts.maxIterations) || n < 1 || n > 1000) throw new SessionInputError("--max-iterations", `must be a whole number from 1 to 1000, got ${JSON.stringify(opts.maxIterations)}`);
             s = await sessions.records.update(s.id, { max_iterations: n });
           }
+          const timeoutMs = durationOf("--turn-timeout", opts.turnTimeout);
+          const silenceTimeoutMs = durationOf("--silence-timeout", opts.silenceTimeout);
+          if (timeoutMs || silenceTimeoutMs) s = await sessions.records.update(s.id, { driver: { ...s.driver, ...(timeoutMs ? { timeoutMs } : {}), ...(silenceTimeoutMs ? { silenceTimeoutMs } : {}) } });
           return await runOrDetach(sessions, s, opts, io);
         } finally {
           await sessions.close();
@@ -271,7 +286,8 @@ export function addSessionCommands(session: Command, io: CliIO): void {
 
   withStore(session.command("mcp"))
     .description("Serve the session tools (pulse_start, pulse_status, pulse_pause, pulse_resume, pulse_abort, pulse_list) over MCP on stdio.")
-    .option("--session <id>", "serve only pulse_status, of this session only (what an agent of the session is given with --context mcp)")
+    .option("--session <id>", "serve only this session's agent tools: pulse_signal, and pulse_status of this session (what an agent of the session is given)")
+    .option("--no-history", "with --session: leave out pulse_status (the none and prefetch context strategies)")
     .option("--allow-scripts <dir>", "let pulse_start run the scripted driver with scripts from this directory (repeatable; default: none)", (v: string, p: string[] = []) => [...p, v])
     .option("--max-sessions <n>", "sessions this server runs at once (default: the number of CPUs)")
     .action((opts: McpOpts, cmd: Command) =>

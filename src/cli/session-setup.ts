@@ -92,6 +92,9 @@ function driverFor(s: SessionRecord, profile: SessionProfile, storePath: string 
   if (warn && wantsMcp && (s.driver.name === "scripted" || s.driver.name === "openai")) {
     io.stderr(`pulse session: the ${s.driver.name} driver takes no MCP servers: with the ${s.context_strategy} context strategy it gets ${s.context_strategy === "hybrid" ? "the prefetched context only" : "no context beyond the goal"}\n`);
   }
-  const servers = profile.buildContext.mcpServers ?? (storePath && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storePath, "--session", s.id] } } : undefined);
-  return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(wantsMcp && servers ? { cli: { mcpServers: servers } } : {}) });
+  // pulse's own server goes to every CLI agent that takes MCP: its pulse_signal is the completion
+  // tool; its history (pulse_status) only with the mcp and hybrid strategies.
+  const own = storePath && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storePath, "--session", s.id, ...(wantsMcp ? [] : ["--no-history"])] } } : undefined;
+  const servers = wantsMcp ? { ...own, ...profile.buildContext.mcpServers } : own;
+  return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(servers && Object.keys(servers).length > 0 ? { cli: { mcpServers: servers } } : {}) });
 }

@@ -9,6 +9,8 @@ import { createSessionMcpServer } from "./mcp-tools.js";
 export interface McpStdioOptions extends SessionStoreOptions {
   /** Read-only, this session only: the server an agent of the session is handed. */
   session?: string;
+  /** With session: serve pulse_signal only (no history). */
+  history?: boolean;
   allowScripts?: string[];
   maxSessions?: string;
 }
@@ -20,7 +22,7 @@ export async function serveMcpStdio(opts: McpStdioOptions, io: CliIO): Promise<n
   // Standard output is the protocol's: notifications and errors go to standard error.
   const { runner } = await sessions.runner({ io: { ...io, stdout: (t) => io.stderr(t) } });
   const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`) });
-  const server = createSessionMcpServer(api, opts.session === undefined ? {} : { onlySession: opts.session });
+  const server = createSessionMcpServer(api, opts.session === undefined ? {} : { onlySession: opts.session, noHistory: opts.history === false });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { VERSION } from "../version.js";
 import { SESSION_STATUSES } from "../coding/session/records.js";
 import type { SessionApi } from "./session-api.js";
+import { PULSE_SIGNAL_TOOL, SIGNALS } from "../coding/completion-tools.js";
 
 type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean; structuredContent?: Record<string, unknown> };
 
@@ -24,6 +25,8 @@ async function answer(fn: () => Promise<unknown>): Promise<ToolResult> {
 const id = { sessionId: z.string().min(4).describe("the session id (or a unique prefix of at least 4 characters)") };
 
 export interface SessionMcpOptions {
+  /** With onlySession: leave out pulse_status (the none and prefetch strategies give no history this way). */
+  noHistory?: boolean;
   /**
    * Serve only pulse_status, and only of this session (id or unique prefix): what an agent
    * running inside the session is handed, so it can read its history but never steer, or see,
@@ -36,6 +39,19 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
   const server = new McpServer({ name: "pulse", version: VERSION });
   if (options.onlySession !== undefined) {
     const own = options.onlySession;
+    server.registerTool(
+      PULSE_SIGNAL_TOOL.name,
+      {
+        description: PULSE_SIGNAL_TOOL.description,
+        inputSchema: { signal: z.enum(SIGNALS).describe("CONTINUE, COMPLETE or BLOCKED"), reason: z.string().optional().describe("why (required for BLOCKED): what you need") },
+      },
+      // The call itself, in the agent's stream, is the signal pulse reads; this only acknowledges it.
+      ({ signal, reason }) => {
+        if (signal === "BLOCKED" && !reason?.trim()) return { content: [{ type: "text", text: "BLOCKED needs a reason: say what you need from a person" }], isError: true };
+        return { content: [{ type: "text", text: `signal ${signal} received: end your turn now` }] };
+      },
+    );
+    if (options.noHistory) return server;
     server.registerTool(
       "pulse_status",
       { description: "This session's status and the evidence of each earlier iteration (signal, commit, files, tokens).", inputSchema: { sessionId: z.string().optional().describe("this session's id (the only one served here)") } },
@@ -65,6 +81,8 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
         driver: z.string().min(1).optional().describe("claude, codex, openai, scripted, …"),
         script: z.string().min(1).optional().describe("the scripted driver's steps file"),
         contextStrategy: z.enum(["none", "prefetch", "mcp", "hybrid"]).optional(),
+        turnTimeout: z.union([z.string(), z.number()]).optional().describe("a turn's wall-clock limit, e.g. \"20m\" (default: the profile's, else the driver's)"),
+        silenceTimeout: z.union([z.string(), z.number()]).optional().describe("how long the agent may print nothing before it is stopped, e.g. \"5m\""),
       },
     },
     (args) => answer(() => api.start(args, "mcp")),

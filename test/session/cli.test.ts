@@ -166,6 +166,12 @@ describe("pulse session (the bin)", () => {
     writeFileSync(join(running.session.worktree_path, "wip.js"), "// work in progress\n");
     process.kill(running.session.runner_pid, "SIGKILL");
     await until(() => (json(pulse("status", id, "--json")).live === false ? true : undefined));
+    // Never shown running with no runner behind it: interrupted, with how to go on.
+    const dead = json(pulse("status", id, "--json"));
+    expect(dead.session.status).toBe("interrupted");
+    expect(dead.session.status_reason).toMatch(/stopped while it ran: pulse session resume/);
+    expect(pulse("list", "--status", "interrupted").stdout).toContain(id.slice(0, 8));
+    expect(pulse("list", "--status", "running").stdout).not.toContain(id.slice(0, 8));
     const resumed = pulse("resume", id);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/iteration 2 was interrupted when its runner stopped; what it left is in recovery commit [0-9a-f]{8}/);

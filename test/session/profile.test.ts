@@ -9,7 +9,9 @@ describe("the session profile", () => {
     const p = loadSessionProfile();
     expect(p.limits.maxIterations).toBe(10);
     expect(p.buildContext.contextStrategy).toBe("prefetch");
-    expect(p.dispatch.timeoutMs).toBe(900_000);
+    // No turn limits of its own: a preset's timeoutMs / silenceTimeoutMs, else the driver's 15 and 5 minutes, apply.
+    expect(p.dispatch.timeoutMs).toBeUndefined();
+    expect(p.dispatch.silenceTimeoutMs).toBeUndefined();
     expect(p.extract.allowInference).toBe(true);
   });
 

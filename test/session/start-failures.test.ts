@@ -55,7 +55,13 @@ describe("a start whose runner fails", () => {
     await records.update(id, { status: "running", runner_pid: process.pid });
     await expect(a.pause(id)).rejects.toThrow(/is failed, not running/);
     expect((await records.get(id))!.status_reason).toMatch(/its runner stopped/);
-    // Near miss: a session that really runs elsewhere (another live process) is left alone.
+    // One whose runner process is gone is shown interrupted (REST, MCP), and listed so.
+    const crashed = await newSession(records, repo);
+    await records.update(crashed, { status: "running", runner_pid: 2 ** 22 + 12345 });
+    expect((await a.status(crashed)).session.status).toBe("interrupted");
+    expect((await a.list("interrupted")).map((s) => s.id)).toEqual([crashed]);
+    expect((await a.list("running")).map((s) => s.id)).not.toContain(crashed);
+        // Near miss: a session that really runs elsewhere (another live process) is left alone.
     const other = await newSession(records, repo);
     await records.update(other, { status: "running", runner_pid: process.ppid });
     const paused = await a.pause(other);

@@ -114,7 +114,8 @@ export class CliDriver implements AgentDriver {
         }
       }
       if (request.maxTurns !== undefined && !preset.maxTurns) warnings.push(`${preset.name} has no turn limit flag: maxTurns ${request.maxTurns} is not enforced`);
-      if (request.terminalTools?.length && !(preset.mcp && o.mcpServers)) warnings.push(`${preset.name}: terminal tools need an MCP server (mcpServers) and the preset's mcp flags; the agent will signal in text`);
+      // A CLI without MCP flags signals in text, as its preset says; one that could take the tools but was given no server is worth a word.
+      if (request.terminalTools?.length && preset.mcp && !o.mcpServers) warnings.push(`${preset.name}: terminal tools need an MCP server (mcpServers); the agent will signal in text`);
 
       // The prompt: by argument unless too long for one, then stdin or a file where the CLI takes them.
       let via: PromptVia = o.promptVia ?? preset.prompt.via;

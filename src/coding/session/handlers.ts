@@ -5,6 +5,7 @@
  * record_branch (the iteration's record and the guard's verdict), learn (the iteration kept as a
  * turn of the memory substrate, for later anchors).
  */
+import { PULSE_SIGNAL_TOOL } from "../completion-tools.js";
 import { randomUUID } from "node:crypto";
 import { createHash } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
@@ -100,9 +101,11 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
           loopId: SESSION_LOOP_ID,
           phaseId: "dispatch_agent",
           iteration: it.number,
-          timeoutMs: d.timeoutMs,
-          ...(d.silenceTimeoutMs ? { silenceTimeoutMs: d.silenceTimeoutMs } : {}),
+          // The session's own limits, else the profile's, else (left out) the driver's: a preset's, or its default.
+          ...((run.session.driver.timeoutMs ?? d.timeoutMs) ? { timeoutMs: (run.session.driver.timeoutMs ?? d.timeoutMs)! } : {}),
+          ...((run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs) ? { silenceTimeoutMs: (run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs)! } : {}),
           ...(d.maxTurns ? { maxTurns: d.maxTurns } : {}),
+          terminalTools: [PULSE_SIGNAL_TOOL],
           ...((run.session.driver.model ?? d.model) ? { model: (run.session.driver.model ?? d.model)! } : {}),
         },
         { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: it.number, event }) },

@@ -16,7 +16,8 @@ export const SESSION_LOOP_ID = "coding.pulse_session";
 export interface SessionProfile {
   limits: Partial<Limits>;
   buildContext: { contextStrategy: ContextStrategy; prefetchTurns: number; semanticMinSalience: number; mcpServers?: Record<string, unknown> };
-  dispatch: { driver: string; model?: string; timeoutMs: number; silenceTimeoutMs?: number; maxTurns?: number };
+  /** Timeouts left out: the driver's own (a preset's timeoutMs / silenceTimeoutMs, else 15 and 5 minutes). */
+  dispatch: { driver: string; model?: string; timeoutMs?: number; silenceTimeoutMs?: number; maxTurns?: number };
   extract: { allowInference: boolean; summaryChars: number };
   recordBranch: { controlPollMs: number };
   notify: { terminal: boolean; desktop: boolean; webhooks: string[] };
@@ -82,7 +83,7 @@ export function parseSessionProfile(value: unknown, where = "profile"): SessionP
   return {
     limits: v.limits ?? {},
     buildContext: { contextStrategy: "prefetch", prefetchTurns: 3, semanticMinSalience: 0.2, ...p.build_context },
-    dispatch: { driver: "claude", timeoutMs: 15 * 60_000, ...p.dispatch_agent },
+    dispatch: { driver: "claude", ...p.dispatch_agent },
     extract: { allowInference: true, summaryChars: 160, ...p.extract_evidence },
     recordBranch: { controlPollMs: 250, ...p.record_branch },
     notify: { terminal: true, desktop: false, webhooks: [], ...v.notify },

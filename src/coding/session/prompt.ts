@@ -40,6 +40,7 @@ export function buildIterationPrompt(p: PromptInput): string {
       "  `<signal>CONTINUE</signal>` when there is more to do,",
       "  `<signal>COMPLETE</signal>` when the goal is achieved,",
       "  `<signal>BLOCKED: reason</signal>` when you need a person.",
+      "If you have the `pulse_signal` tool, call it with the same signal (and reason) instead.",
       "Optionally suggest what the next iteration should start from: `<anchor_hint><turn_id>ID</turn_id><reason>why</reason></anchor_hint>`.",
     ].join("\n"),
   );

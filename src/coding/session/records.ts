@@ -8,8 +8,12 @@
 import type { Signal, SignalSource } from "../signals.js";
 import type { StopReason } from "../limits.js";
 
-export type SessionStatus = "pending" | "running" | "complete" | "blocked" | "failed" | "aborted" | "paused";
-export const SESSION_STATUSES: readonly SessionStatus[] = ["pending", "running", "complete", "blocked", "failed", "aborted", "paused"];
+/**
+ * `interrupted` is never stored: it is what a `running` session whose runner process is gone is
+ * shown as (CLI, REST, MCP), so the displayed status is never a lie.
+ */
+export type SessionStatus = "pending" | "running" | "complete" | "blocked" | "failed" | "aborted" | "paused" | "interrupted";
+export const SESSION_STATUSES: readonly SessionStatus[] = ["pending", "running", "complete", "blocked", "failed", "aborted", "paused", "interrupted"];
 
 export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "failed" | "timeout";
 export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "failed", "timeout"];
@@ -71,6 +75,9 @@ export interface DriverConfig {
   name: string;
   script?: string;
   model?: string;
+  /** A turn's wall-clock and silence limits given for this session (--turn-timeout, --silence-timeout). */
+  timeoutMs?: number;
+  silenceTimeoutMs?: number;
 }
 
 export interface IterationRecord {

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { git } from "../git.js";
+import { parseDuration } from "../../grammar/duration.js";
 import { recoveryCommit } from "../worktree.js";
 import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
 import { processAlive, repoRoot } from "./repo.js";
@@ -50,9 +51,12 @@ export interface StartInput {
   inPlace?: unknown;
   /** With inPlace: accept a checkout with uncommitted or untracked files. */
   allowDirty?: unknown;
+  /** A turn's wall-clock and silence limits: a duration (`20m`, `90s`) or milliseconds. */
+  turnTimeout?: unknown;
+  silenceTimeout?: unknown;
 }
 
-const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy"]);
+const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout"]);
 
 /** Checks a JSON body of a start request (REST, MCP); `projectPath` is the seed's name for `repo`. */
 export function startInputOf(body: unknown): StartInput {
@@ -61,6 +65,25 @@ export function startInputOf(body: unknown): StartInput {
   for (const k of Object.keys(b)) if (!START_FIELDS.has(k)) throw new SessionInputError(/^[A-Za-z_]\w*$/.test(k) ? k : JSON.stringify(k), `is not a field of a start request (fields: ${[...START_FIELDS].join(", ")})`);
   const { projectPath, ...rest } = b;
   return { ...rest, ...(rest.repo === undefined && projectPath !== undefined ? { repo: projectPath } : {}) } as StartInput;
+}
+
+/** A turn limit: a duration (`20m`, `90s`, `PT1H`) or whole milliseconds, from 1 s to 24 h. */
+export function durationOf(field: string, v: unknown): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  let ms: number | undefined;
+  if (typeof v === "number") ms = v;
+  else if (typeof v === "string") {
+    const d = parseDuration(v.trim());
+    ms = d.ok ? d.value : undefined;
+  }
+  if (ms === undefined || !Number.isInteger(ms) || ms < 1000 || ms > 86_400_000) throw new SessionInputError(field, `must be a duration from 1s to 24h (e.g. 20m, 90s), got ${JSON.stringify(v)}`);
+  return ms;
+}
+
+/** A `running` record whose runner process is gone, shown as what it is: `interrupted`, with how to go on. */
+export function shown(s: SessionRecord): SessionRecord {
+  if (s.status !== "running" || processAlive(s.runner_pid)) return s;
+  return { ...s, status: "interrupted", status_reason: `its runner (process ${s.runner_pid ?? "unknown"}) stopped while it ran: pulse session resume ${s.id.slice(0, 8)} continues it, abort ends it` };
 }
 
 export interface SessionDefaults {
@@ -119,6 +142,8 @@ export class SessionService {
     if (driver === "scripted" && !script) throw new SessionInputError("script", "the scripted driver needs a script (a JSON or YAML file of steps)");
     if (script && driver !== "scripted") throw new SessionInputError("script", `only the scripted driver takes a script, not ${driver}`);
     const model = textOf("model", input.model);
+    const timeoutMs = durationOf("turnTimeout", input.turnTimeout);
+    const silenceTimeoutMs = durationOf("silenceTimeout", input.silenceTimeout);
     const branch = textOf("branch", input.branch);
     const anchor = textOf("anchor", input.anchor);
     const flag = (field: string, v: unknown): boolean => {
@@ -151,7 +176,7 @@ export class SessionService {
       goal,
       max_iterations: max,
       repo_path: repo,
-      driver: { name: driver, ...(script ? { script: resolve(script) } : {}), ...(model ? { model } : {}) },
+      driver: { name: driver, ...(script ? { script: resolve(script) } : {}), ...(model ? { model } : {}), ...(timeoutMs ? { timeoutMs } : {}), ...(silenceTimeoutMs ? { silenceTimeoutMs } : {}) },
       context_strategy: strategy as ContextStrategy,
       created_by: createdBy,
       ...workspace,
@@ -162,15 +187,18 @@ export class SessionService {
     return this.records.create(draft);
   }
 
+  /** The session as it is: a `running` one whose runner is gone is shown `interrupted`. */
   async get(id: string): Promise<SessionDetail> {
     const session = await this.records.get(id);
     if (!session) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
-    return { session, iterations: await this.records.iterations(session.id), live: session.status === "running" && processAlive(session.runner_pid) };
+    return { session: shown(session), iterations: await this.records.iterations(session.id), live: session.status === "running" && processAlive(session.runner_pid) };
   }
 
   async list(status?: string): Promise<SessionRecord[]> {
     if (status !== undefined && !SESSION_STATUSES.includes(status as SessionStatus)) throw new SessionInputError("status", `must be one of ${SESSION_STATUSES.join(", ")}, got ${JSON.stringify(status)}`);
-    return this.records.list(status === undefined ? {} : { status: status as SessionStatus });
+    if (status === undefined) return (await this.records.list({})).map(shown);
+    const stored = status === "interrupted" ? "running" : (status as SessionStatus);
+    return (await this.records.list({ status: stored })).map(shown).filter((s) => s.status === status);
   }
 
   /**
@@ -181,7 +209,7 @@ export class SessionService {
     const { session: s, live } = await this.get(id);
     if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is ${s.status}: there is nothing to pause`);
     if (live) return { session: await this.records.requestControl(s.id, "pause"), immediate: false };
-    if (s.status === "pending" || s.status === "running") return { session: await this.records.update(s.id, { status: "paused", status_reason: "paused before it ran on", runner_pid: null }), immediate: true };
+    if (s.status === "pending" || s.status === "running" || s.status === "interrupted") return { session: await this.records.update(s.id, { status: "paused", status_reason: s.status === "interrupted" ? "paused after its runner stopped" : "paused before it ran on", runner_pid: null }), immediate: true };
     throw new SessionStateError("NOT_RUNNING", `session ${s.id} is ${s.status}, not running: there is nothing to pause (resume it, or abort it)`);
   }
 
