@@ -182,6 +182,25 @@ describe("a session in its own worktree", () => {
     expect(g(dir, "show", `${s.branch_name}:wip.txt`)).toBe("mine\n");
   }, 30_000);
 
+  it("removes a blocked session's worktree (its branch stays) and recreates it when the session resumes", async () => {
+    const dir = repo();
+    const { start, runner } = await setup({
+      steps: [
+        { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", text: "I need the API key. <signal>BLOCKED</signal>" },
+        { match: { iteration: 2 }, shell: ["test -f a.js"], commit: "b", text: "<signal>COMPLETE</signal>" },
+      ],
+    });
+    const s = await start({ repo: dir });
+    expect((await runner.run(s.id)).status).toBe("blocked");
+    expect(existsSync(s.worktree_path!)).toBe(false);
+    expect(gitLog(dir, s.branch_name!)).toEqual(["a", "initial"]);
+    const events: string[] = [];
+    expect((await runner.run(s.id, { onEvent: (e) => e.type === "session.started" && events.push(e.recovered ?? "") })).status).toBe("complete");
+    expect(events).toEqual([`its worktree ${s.worktree_path} was recreated from branch ${s.branch_name}`]);
+    expect(gitLog(dir, s.branch_name!)).toEqual(["b", "a", "initial"]);
+    expect(gitLog(dir)).toEqual(["initial"]);
+  }, 30_000);
+
   it("reuses a failed session's worktree as it is on resume", async () => {
     const dir = repo();
     const { start, runner, records } = await setup({
