@@ -42,6 +42,10 @@ const MIGRATIONS = [
     cost_usd REAL NOT NULL, error TEXT, started_at TEXT NOT NULL, finished_at TEXT,
     UNIQUE (session_id, iteration_number)
   ) STRICT;`,
+  // 1: each session in its own worktree on its own branch (null worktree_path: in the user's checkout).
+  `ALTER TABLE pulse_sessions ADD COLUMN worktree_path TEXT;
+  ALTER TABLE pulse_sessions ADD COLUMN base_ref TEXT;
+  ALTER TABLE pulse_sessions ADD COLUMN base_sha TEXT;`,
 ];
 
 /** Columns holding JSON (arrays, objects) rather than scalars. */

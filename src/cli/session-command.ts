@@ -12,6 +12,8 @@ import { SessionRecordsError, type SessionRecord } from "../coding/session/recor
 import { SessionRepoError } from "../coding/session/repo.js";
 import { SessionError } from "../coding/session/runner.js";
 import { durationOf, SessionInputError, SessionStateError } from "../coding/session/service.js";
+import { cleanText, cleanWorktrees } from "../coding/session/clean.js";
+import { worktreesDir } from "../coding/session/workspace.js";
 import { StoreError } from "../store/contracts.js";
 import { EXIT } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
@@ -31,6 +33,12 @@ BLOCKED, or a limit stops it (manifests/coding/session.yaml, settings in profile
   pulse session pause ID      # after the current iteration
   pulse session resume ID     # a paused, blocked, failed or crashed session
   pulse session abort ID      # now: stops the agent, keeps its work in a recovery commit
+  pulse session clean         # removes ended sessions' worktrees (their branches stay)
+
+Each session works in a git worktree of its own, outside the repository ($PULSE_WORKTREES, else
+$XDG_STATE_HOME/pulse/worktrees), on branch pulse/session/<short id> (or --branch) from HEAD (or
+--base): your checkout is never touched. pulse session status ID says how to review and merge it.
+--in-place works in your checkout instead, and refuses a dirty one unless --allow-dirty.
 
 Every command takes --store (default $PULSE_STORE or .pulse/pulse.db); an ID may be shortened
 to a unique prefix of at least 4 characters. Exit codes of start and resume: 0 complete or
@@ -67,6 +75,9 @@ interface StartOpts extends RunOpts {
   script?: string;
   model?: string;
   branch?: string;
+  base?: string;
+  inPlace?: boolean;
+  allowDirty?: boolean;
   anchor?: string;
   context?: string;
   name?: string;
@@ -111,7 +122,10 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--script <file>", "the scripted driver's steps (JSON or YAML)")
     .option("--model <name>", "the model the driver asks for")
     .option("--max-iterations <n>", "stop after this many iterations (default 10)")
-    .option("--branch <name>", "work on this branch (created from HEAD when new)")
+    .option("--branch <name>", "the session's branch (default pulse/session/<short id>; with --in-place: switched to, created from HEAD when new)")
+    .option("--base <ref>", "the commit its branch starts from (default HEAD of --repo)")
+    .option("--in-place", "work in the repository's own checkout instead of a worktree of its own (refuses a dirty checkout)")
+    .option("--allow-dirty", "with --in-place: accept uncommitted and untracked files (the agent's commits may take them)")
     .option("--anchor <turn>", "the turn the first iteration starts from (explicit anchor)")
     .option("--context <strategy>", "none, prefetch, mcp or hybrid (default from the profile)")
     .option("--name <project>", "the project's name (default: the repository's directory)")
@@ -122,7 +136,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
         const sessions = openSessions(opts, io);
         try {
           const s = await sessions.service.create(
-            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout },
+            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout },
             "cli",
           );
           return await runOrDetach(sessions, s, opts, io);
@@ -249,6 +263,26 @@ export function addSessionCommands(session: Command, io: CliIO): void {
         }),
       );
   }
+
+  withStore(session.command("clean"))
+    .description("Remove the worktrees of sessions that ended (their branches stay; uncommitted work is kept in a recovery commit first), and report worktrees no session owns.")
+    .argument("[id]", "only this session's worktree (a paused one too)")
+    .option("--dry-run", "say what would be removed, remove nothing")
+    .option("--force", "also remove worktrees no session of this store owns (after a recovery commit when dirty)")
+    .action((id: string | undefined, opts: StoreOpts & { dryRun?: boolean; force?: boolean }, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const sessions = openSessions(opts, io);
+        try {
+          const only = id === undefined ? undefined : (await sessions.service.get(id)).session;
+          if (only && !only.worktree_path) throw new SessionStateError("NOT_RUNNING", `session ${only.id} works in place in ${only.repo_path}: it has no worktree to clean`);
+          const actions = await cleanWorktrees(await sessions.service.list(), { dir: worktreesDir(io.env), ...(only ? { only } : {}), dryRun: opts.dryRun === true, force: opts.force === true });
+          io.stdout(cleanText(actions, opts.dryRun === true));
+          return EXIT.ok;
+        } finally {
+          await sessions.close();
+        }
+      }),
+    );
 
   withStore(session.command("mcp"))
     .description("Serve the session tools (pulse_start, pulse_status, pulse_pause, pulse_resume, pulse_abort, pulse_list) over MCP on stdio.")

@@ -5,7 +5,6 @@
  */
 import { dirname, resolve } from "node:path";
 import { createDriver } from "../../adapters/agents/create-driver.js";
-import { git } from "../coding/git.js";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { desktopChannel, Notifier, terminalChannel, webhookChannel, type NotifierChannel } from "../coding/notifier.js";
@@ -13,6 +12,7 @@ import { loadSessionProfile, type SessionProfile } from "../coding/session/profi
 import type { SessionRecord, SessionRecords } from "../coding/session/records.js";
 import { SessionRunner } from "../coding/session/runner.js";
 import { SessionInputError, SessionService, type SessionDraft } from "../coding/session/service.js";
+import { worktreesDir } from "../coding/session/workspace.js";
 import { createRuntime } from "../embedded.js";
 import type { CliIO } from "./io.js";
 
@@ -43,7 +43,7 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
   const profile = loadSessionProfile(options.profile === undefined ? undefined : resolve(io.cwd, options.profile));
   const storePath = storePathOf(options.store, io);
   const records: SessionRecords = storePath === undefined ? new MemorySessionRecords() : SqliteSessionRecords.open(storePath);
-  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10 }, (draft) => checkSession(draft, profile, storePath, io));
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, worktreesDir: worktreesDir(io.env), ...(storePath ? { stateDir: dirname(storePath) } : {}) }, (draft) => checkSession(draft, profile, storePath, io));
   return {
     records,
     service,
@@ -71,14 +71,10 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
 
 /**
  * What would stop a session before its first iteration, found before it is recorded (and before
- * a client is told it started): a branch git refuses, a driver that cannot be built (unknown,
+ * a client is told it started): a driver that cannot be built (unknown,
  * no endpoint), a script that is not one.
  */
 async function checkSession(draft: SessionDraft, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">): Promise<void> {
-  if (draft.branch_name) {
-    const valid = await git(draft.repo_path, ["check-ref-format", "--branch", draft.branch_name], { allowFail: true });
-    if (valid.code !== 0) throw new SessionInputError("branch", `${JSON.stringify(draft.branch_name)} is not a valid git branch name`);
-  }
   try {
     driverFor({ ...draft, context_strategy: "none" } as SessionRecord, profile, storePath, io, false);
   } catch (e) {

@@ -4,6 +4,7 @@
  */
 import type { IterationRecord, SessionRecord } from "../coding/session/records.js";
 import type { SessionEvent } from "../coding/session/run-state.js";
+import { reviewLines } from "../coding/session/workspace.js";
 
 export function shortId(id: string): string {
   return id.slice(0, 8);
@@ -26,7 +27,7 @@ export function iterationLine(i: IterationRecord, max: number): string {
 }
 
 export function sessionHeader(s: SessionRecord): string {
-  return `session ${s.id} · ${JSON.stringify(s.goal.length > 80 ? `${s.goal.slice(0, 79)}…` : s.goal)}\n  repo ${s.repo_path}${s.branch_name ? ` (branch ${s.branch_name})` : ""} · driver ${s.driver.name} · context ${s.context_strategy} · at most ${s.max_iterations} iterations`;
+  return `session ${s.id} · ${JSON.stringify(s.goal.length > 80 ? `${s.goal.slice(0, 79)}…` : s.goal)}\n  repo ${s.repo_path}${s.branch_name ? ` (branch ${s.branch_name}${s.worktree_path ? "" : ", in place"})` : s.worktree_path ? "" : " (in place)"} · driver ${s.driver.name} · context ${s.context_strategy} · at most ${s.max_iterations} iterations`;
 }
 
 export function sessionSummary(s: SessionRecord): string {
@@ -51,7 +52,7 @@ export function viewLine(e: SessionEvent): string | undefined {
 }
 
 export function statusText(s: SessionRecord, iterations: IterationRecord[], live: boolean): string {
-  const lines = [sessionHeader(s), `  status ${s.status}${live ? ` (running in process ${s.runner_pid})` : ""}${s.control ? `, ${s.control} requested` : ""} · last signal ${s.last_signal ?? "none"} · created by ${s.created_by} ${s.created_at}`, `  ${sessionSummary(s).replace(/\n {2}/, "\n  ")}`];
+  const lines = [sessionHeader(s), `  status ${s.status}${live ? ` (running in process ${s.runner_pid})` : ""}${s.control ? `, ${s.control} requested` : ""} · last signal ${s.last_signal ?? "none"} · created by ${s.created_by} ${s.created_at}`, `  ${sessionSummary(s).replace(/\n {2}/, "\n  ")}`, ...reviewLines(s).map((l) => `  ${l}`)];
   for (const i of iterations) lines.push(`  ${iterationLine(i, s.max_iterations).replace(/\n/g, "\n  ")}`);
   return `${lines.join("\n")}\n`;
 }

@@ -15,6 +15,7 @@ import type { SessionRunner } from "../coding/session/runner.js";
 import { startInputOf, SessionInputError, SessionStateError, type SessionDetail, type SessionService } from "../coding/session/service.js";
 import type { CreatedBy } from "../coding/session/records.js";
 import { lockWorktree, WorktreeError, type WorktreeLock } from "../coding/worktree.js";
+import { workdirOf } from "../coding/session/workspace.js";
 
 /** A request the server was told not to honour (a script outside --allow-scripts). */
 export class ForbiddenError extends Error {
@@ -78,7 +79,7 @@ export class SessionApi {
     let s: SessionRecord;
     try {
       s = await this.service.create(input, by, async (draft) => {
-        lock = await this.lockRepo(draft.repo_path, draft.id);
+        lock = await this.lockRepo(draft.repo_path, workdirOf(draft), draft.id);
       });
     } catch (e) {
       lock?.release();
@@ -107,7 +108,7 @@ export class SessionApi {
     if (live || this.running.has(session.id)) throw new SessionStateError("NOT_RUNNING", `session ${session.id} is already running`);
     if (session.status === "complete" || session.status === "aborted") throw new SessionStateError("FINISHED", `session ${session.id} is ${session.status}: there is nothing to resume`);
     this.checkCapacity();
-    const lock = await this.lockRepo(session.repo_path, session.id);
+    const lock = await this.lockRepo(session.repo_path, workdirOf(session), session.id);
     await this.launch(session.id, lock);
     return (await this.service.records.get(session.id))!;
   }
@@ -162,11 +163,12 @@ export class SessionApi {
     }
   }
 
-  private async lockRepo(repo: string, id: string): Promise<WorktreeLock> {
+  /** The session's worktree (so sessions in their own worktrees of one repository run side by side), or the checkout of an in-place one. */
+  private async lockRepo(repo: string, workdir: string, id: string): Promise<WorktreeLock> {
     try {
-      return await lockWorktree(repo, repo, `pulse session ${id}`);
+      return await lockWorktree(repo, workdir, `pulse session ${id}`);
     } catch (e) {
-      if (e instanceof WorktreeError && e.code === "LOCKED") throw new RepoBusyError(`another session is working in ${repo}: ${e.message}`);
+      if (e instanceof WorktreeError && e.code === "LOCKED") throw new RepoBusyError(`another session is working in ${workdir}: ${e.message}`);
       throw e;
     }
   }

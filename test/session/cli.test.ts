@@ -5,11 +5,11 @@
  * SIGKILL mid-iteration whose session resumes from the records.
  */
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runBin } from "../cli/run-bin.js";
-import { gitLog, gitRepo, removeDir } from "./helpers.js";
+import { gitLog, gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -23,7 +23,7 @@ function setup(steps: unknown[]): { repo: string; script: string; store: string;
   writeFileSync(script, JSON.stringify({ steps }));
   writeFileSync(join(repo, ".git", "info", "exclude"), ".pulse-script.json\n");
   const store = join(repo, ".pulse", "pulse.db");
-  return { repo, script, store, pulse: (...args) => runBin("pulse", ["session", ...args, "--store", store], { cwd: repo, env: { HOME: repo } }) };
+  return { repo, script, store, pulse: (...args) => runBin("pulse", ["session", ...args, "--store", store], { cwd: repo, env: { HOME: repo, PULSE_WORKTREES: worktreesRoot() } }) };
 }
 
 const json = (r: { stdout: string }) => JSON.parse(r.stdout);
@@ -51,15 +51,23 @@ describe("pulse session (the bin)", () => {
     expect(r.stdout).toContain("complete after 2 iterations: 1 commit");
     expect(r.stderr).toContain("📍 Iteration 1/5: Created greet.js. Continuing...");
     expect(r.stderr).toContain("✅ Session complete (2 iterations, 1 commit)");
-    expect(gitLog(repo)).toEqual(["feat: greet", "initial"]);
-    // pulse's own store inside the repository is never part of the work.
-    expect(spawnSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" }).stdout).toBe("");
     const list = json(pulse("list", "--json"));
+    // The agent's commit is on the session's own branch; the user's checkout is where it was, and clean.
+    const branch = `pulse/session/${list[0].id.slice(0, 8)}`;
+    expect(gitLog(repo, branch)).toEqual(["feat: greet", "initial"]);
+    expect(gitLog(repo)).toEqual(["initial"]);
+    expect(spawnSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" }).stdout).toBe("");
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ status: "complete", current_iteration: 2, total_commits: 1, created_by: "cli" });
     expect(pulse("list", "--status", "running").stdout).toBe("no sessions\n");
     const status = pulse("status", list[0].id.slice(0, 8));
     expect(status.stdout).toContain("status complete · last signal COMPLETE");
+    // How to review and merge it (its worktree is gone once it completed; the branch stays).
+    expect(status.stdout).toContain(`branch ${branch} from main (`);
+    expect(status.stdout).toContain("its worktree is removed; the branch stays");
+    expect(status.stdout).toContain(`log main..${branch}`);
+    expect(status.stdout).toContain(`merge ${branch}`);
+    expect(existsSync(list[0].worktree_path)).toBe(false);
     const logs = pulse("logs", list[0].id);
     expect(logs.stdout).toMatch(/── iteration 1\/5 · complete · CONTINUE · anchor none/);
   }, 30_000);
@@ -111,12 +119,22 @@ describe("pulse session (the bin)", () => {
 
     expect(pulse("resume", id, "--detach").code).toBe(0);
     await until(() => (json(pulse("status", id, "--json")).iterations[1]?.status === "running" ? true : undefined));
-    writeFileSync(join(repo, "half.js"), "// unfinished\n");
+    const worktree = json(pulse("status", id, "--json")).session.worktree_path;
+    writeFileSync(join(worktree, "half.js"), "// unfinished\n");
     const aborted = pulse("abort", id);
     expect(aborted.code, aborted.stderr).toBe(0);
     expect(aborted.stdout).toMatch(/aborted after 2 iterations: 2 commits/);
     expect(aborted.stdout).toMatch(/unfinished work kept in recovery commit [0-9a-f]{8}/);
-    expect(gitLog(repo)[0]).toBe(`[RECOVERY] session ${id} aborted during iteration 2`);
+    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)[0]).toBe(`[RECOVERY] session ${id} aborted during iteration 2`);
+    // An aborted session's worktree stays until pulse session clean (--dry-run removes nothing).
+    expect(existsSync(worktree)).toBe(true);
+    const dry = pulse("clean", "--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain(`would remove ${worktree} (session ${id.slice(0, 8)}, branch pulse/session/${id.slice(0, 8)})`);
+    expect(existsSync(worktree)).toBe(true);
+    const cleaned = pulse("clean");
+    expect(cleaned.stdout).toContain(`removed      ${worktree} (session ${id.slice(0, 8)}`);
+    expect(existsSync(worktree)).toBe(false);
     expect(pulse("abort", id).stderr).toMatch(/is already aborted/);
   }, 60_000);
 
@@ -145,7 +163,7 @@ describe("pulse session (the bin)", () => {
       const d = json(pulse("status", id, "--json"));
       return d.iterations[1]?.status === "running" ? d : undefined;
     });
-    writeFileSync(join(repo, "wip.js"), "// work in progress\n");
+    writeFileSync(join(running.session.worktree_path, "wip.js"), "// work in progress\n");
     process.kill(running.session.runner_pid, "SIGKILL");
     await until(() => (json(pulse("status", id, "--json")).live === false ? true : undefined));
     // Never shown running with no runner behind it: interrupted, with how to go on.
@@ -161,6 +179,6 @@ describe("pulse session (the bin)", () => {
     expect(d.session).toMatchObject({ status: "complete", current_iteration: 3 });
     expect(d.iterations.map((i: { status: string }) => i.status)).toEqual(["complete", "failed", "complete"]);
     expect(d.iterations[1].error).toMatch(/^interrupted: the runner \(process \d+\) stopped during this iteration/);
-    expect(gitLog(repo)).toEqual(["b", `[RECOVERY] session ${id}: work left by iteration 2, interrupted`, "a", "initial"]);
+    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)).toEqual(["b", `[RECOVERY] session ${id}: work left by iteration 2, interrupted`, "a", "initial"]);
   }, 60_000);
 });

@@ -24,8 +24,19 @@ export function gitRepo(): string {
   return dir;
 }
 
-export function gitLog(repo: string): string[] {
-  return execFileSync("git", ["log", "--format=%s"], { cwd: repo, encoding: "utf8" }).trim().split("\n");
+export function gitLog(repo: string, ref = "HEAD"): string[] {
+  return execFileSync("git", ["log", "--format=%s", ref], { cwd: repo, encoding: "utf8" }).trim().split("\n");
+}
+
+let worktrees: string | undefined;
+
+/** One directory for the session worktrees of this test process ($PULSE_WORKTREES of the bins it runs), removed at exit. */
+export function worktreesRoot(): string {
+  if (!worktrees) {
+    const dir = (worktrees = mkdtempSync(join(tmpdir(), "pulse-worktrees-")));
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return worktrees;
 }
 
 export function removeDir(dir: string): void {

@@ -6,7 +6,7 @@
  * allowed on purpose) pass. Scripts only from --allow-scripts; starts that cannot run refused
  * before they are answered; a cap on running sessions; read-only MCP for a session's own agent.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../cli/run-bin.js";
-import { gitRepo, removeDir } from "./helpers.js";
+import { gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 
 const BIN = join(ROOT, "dist/bin/pulse.mjs");
 const SECRETS = { AWS_SECRET_ACCESS_KEY: "aws-secret-value", GITHUB_TOKEN: "ghp_secretvalue", DATABASE_URL: "postgres://secret@db/x", PULSE_TOKEN: "pulse-token-secret-0123456789" };
@@ -30,7 +30,7 @@ interface Served {
 const started: Served[] = [];
 
 function serve(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, "serve", "--listen", "0", ...args], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "serve", "--listen", "0", ...args], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, PULSE_WORKTREES: worktreesRoot(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {
@@ -264,7 +264,8 @@ describe("what pulse serve starts", () => {
     const ok = await raw(srv.port, "POST", "/api/pulse/start", JSON_TYPE, JSON.stringify({ goal: "x", repo, driver: "scripted", script: quick }));
     expect(ok.status).toBe(201);
     await until(async () => ((await raw(srv.port, "GET", `/api/pulse/${ok.json.session.id}`, {})).json.session.status === "complete" ? true : undefined));
-    const env = readFileSync(join(repo, "env.txt"), "utf8");
+    // What the agent left is on the session's branch (its worktree is removed once it completed).
+    const env = execFileSync("git", ["show", `pulse/session/${ok.json.session.id.slice(0, 8)}:env.txt`], { cwd: repo, encoding: "utf8" });
     for (const [name, value] of Object.entries(SECRETS)) {
       expect(env).not.toContain(name);
       expect(env).not.toContain(value);
@@ -272,7 +273,7 @@ describe("what pulse serve starts", () => {
     expect(env).toMatch(/^PATH=/m);
   }, 60_000);
 
-  it("refuses a start that could not run before answering: unknown driver, a script that is not one, a bad branch (400 naming the field)", async () => {
+  it("refuses a start that could not run before answering: unknown driver, a script that is not one, a bad branch or base (400 naming the field)", async () => {
     const before = await sessionCount();
     const notAScript = join(scripts, "notes.txt");
     writeFileSync(notAScript, "just some notes, not steps\n");
@@ -282,6 +283,9 @@ describe("what pulse serve starts", () => {
       [{ driver: "scripted", script: join(scripts, "missing.json") }, "script"],
       [{ driver: "scripted", script: quick, branch: "bad..branch" }, "branch"],
       [{ driver: "scripted", script: quick, branch: "-x" }, "branch"],
+      [{ driver: "scripted", script: quick, base: "no-such-ref" }, "base"],
+      [{ driver: "scripted", script: quick, inPlace: "yes" }, "inPlace"],
+      [{ driver: "scripted", script: quick, allowDirty: true }, "allowDirty"],
     ];
     for (const [extra, field] of cases) {
       const r = await raw(srv.port, "POST", "/api/pulse/start", JSON_TYPE, JSON.stringify({ goal: "x", repo, ...extra }));
@@ -292,10 +296,10 @@ describe("what pulse serve starts", () => {
     expect((await raw(srv.port, "GET", "/api/pulse?status=running", {})).json.sessions).toEqual([]);
   });
 
-  it("gives a repository to one session: 20 concurrent starts on it answer one 201 and 409s, and none is left running", async () => {
+  it("gives a repository's checkout to one in-place session: 20 concurrent starts on it answer one 201 and 409s, and none is left running", async () => {
     const busyRepo = gitRepo();
     try {
-      const body = JSON.stringify({ goal: "x", repo: busyRepo, driver: "scripted", script: hang });
+      const body = JSON.stringify({ goal: "x", repo: busyRepo, driver: "scripted", script: hang, inPlace: true });
       const answers = await Promise.all(Array.from({ length: 20 }, () => raw(srv.port, "POST", "/api/pulse/start", JSON_TYPE, body)));
       const statuses = answers.map((a) => a.status).sort();
       expect(statuses.filter((s) => s === 201)).toHaveLength(1);
@@ -313,6 +317,23 @@ describe("what pulse serve starts", () => {
       await raw(srv.port, "POST", `/api/pulse/${again.json.session.id}/abort`, JSON_TYPE, "{}");
     } finally {
       removeDir(busyRepo);
+    }
+  }, 60_000);
+
+  it("runs sessions in worktrees of their own side by side in one repository: concurrent starts are each accepted, on their own branch", async () => {
+    const shared = gitRepo();
+    try {
+      const body = JSON.stringify({ goal: "x", repo: shared, driver: "scripted", script: hang });
+      const answers = await Promise.all(Array.from({ length: 2 }, () => raw(srv.port, "POST", "/api/pulse/start", JSON_TYPE, body)));
+      expect(answers.map((a) => a.status)).toEqual([201, 201]);
+      const sessions = answers.map((a) => a.json.session as { id: string; worktree_path: string; branch_name: string });
+      expect(new Set(sessions.map((s) => s.worktree_path)).size).toBe(2);
+      expect(sessions.map((s) => s.branch_name)).toEqual(sessions.map((s) => `pulse/session/${s.id.slice(0, 8)}`));
+      for (const s of sessions) expect((await raw(srv.port, "POST", `/api/pulse/${s.id}/abort`, JSON_TYPE, "{}")).json.session.status).toBe("aborted");
+      // The user's checkout is still on main, untouched.
+      expect(execFileSync("git", ["symbolic-ref", "--short", "HEAD"], { cwd: shared, encoding: "utf8" })).toBe("main\n");
+    } finally {
+      removeDir(shared);
     }
   }, 60_000);
 
@@ -345,7 +366,7 @@ describe("the MCP server an agent of a session is given (--context mcp)", () => 
     const [own, other] = list.json.sessions as { id: string }[];
     expect(own && other).toBeTruthy();
     const client = new Client({ name: "agent", version: "1.0.0" });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", join(dir, "pulse.db"), "--session", own!.id], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo }, stderr: "pipe" }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", join(dir, "pulse.db"), "--session", own!.id], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot() }, stderr: "pipe" }));
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_signal", "pulse_status"]);
       const signalled = await client.callTool({ name: "pulse_signal", arguments: { signal: "COMPLETE" } });

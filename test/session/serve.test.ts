@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runBin } from "../cli/run-bin.js";
-import { gitLog, gitRepo, removeDir } from "./helpers.js";
+import { gitLog, gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 
 const BIN = join(ROOT, "dist/bin/pulse.mjs");
 const STEPS = [
@@ -27,7 +27,7 @@ let server: ChildProcess;
 let url: string;
 
 function serve(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, "serve", ...args], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "serve", ...args], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {
@@ -80,7 +80,10 @@ describe("pulse serve: REST", () => {
     });
     expect(done.session).toMatchObject({ current_iteration: 2, total_commits: 1, last_signal: "COMPLETE" });
     expect(done.iterations.map((i: { signal: string }) => i.signal)).toEqual(["CONTINUE", "COMPLETE"]);
-    expect(gitLog(repo)[0]).toBe("feat: a");
+    // Its commits are on its own branch; the repository's checkout stays where it was.
+    expect(done.session.branch_name).toBe(`pulse/session/${id.slice(0, 8)}`);
+    expect(gitLog(repo, done.session.branch_name)[0]).toBe("feat: a");
+    expect(gitLog(repo)).toEqual(["initial"]);
     const complete = await call("GET", "/api/pulse?status=complete");
     expect(complete.body.sessions.map((s: { id: string }) => s.id)).toContain(id);
     expect((await call("GET", "/api/pulse?status=running")).body.sessions).toEqual([]);
@@ -176,7 +179,7 @@ describe("the MCP tools", () => {
 
   it("over stdio (pulse session mcp)", async () => {
     const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", store], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo }, stderr: "pipe" }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", store], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot() }, stderr: "pipe" }));
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOLS);
       const list = await client.callTool({ name: "pulse_list", arguments: {} });

@@ -28,6 +28,7 @@ import type { EvidenceStart, WorkspaceEvidence } from "../evidence.js";
 import type { ResolvedSignal } from "../signals.js";
 import type { Verdict } from "../progress-breaker.js";
 import type { SessionRun, SessionRuns } from "./run-state.js";
+import { workdirOf } from "./workspace.js";
 
 export const SESSION_PHASES = ["build_context", "dispatch_agent", "extract_evidence", "record_branch", "learn"] as const;
 
@@ -159,12 +160,12 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const d = run.profile.dispatch;
       // Persisted before the call: a host that dies during it leaves a dispatched iteration to recover.
       await run.records.updateIteration(plan.iteration_id, { status: "dispatched" });
-      const start = await startEvidence(run.session.repo_path);
+      const start = await startEvidence(workdirOf(run.session));
       await run.records.updateIteration(plan.iteration_id, { status: "running" });
       const result = await run.driver.run(
         {
           prompt: plan.prompt,
-          cwd: run.session.repo_path,
+          cwd: workdirOf(run.session),
           loopId: SESSION_LOOP_ID,
           phaseId: "dispatch_agent",
           iteration: plan.iteration,
@@ -185,7 +186,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const run = runOf(runs, ctx);
       const turn = ctx.input as AgentTurn;
       const { result } = turn;
-      const evidence = await collectEvidence(run.session.repo_path, turn.start);
+      const evidence = await collectEvidence(workdirOf(run.session), turn.start);
       const words = result.transcript || result.text;
       const signal = resolveSignal({ text: words, toolCalls: result.toolCalls, allowInference: run.profile.extract.allowInference });
       const subject = evidence.commits.at(-1)?.subject ?? "";

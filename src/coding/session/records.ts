@@ -61,6 +61,12 @@ export interface SessionRecord {
   control: ControlRequest | null;
   /** The process running it, while one does. */
   runner_pid: number | null;
+  /** The session's own git worktree (outside the repository), or null when it works in the user's checkout (--in-place). */
+  worktree_path: string | null;
+  /** What its branch was created from, as the user named it (a branch, a ref, or HEAD's commit when detached). */
+  base_ref: string | null;
+  /** The commit its branch was created from. */
+  base_sha: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -106,7 +112,7 @@ export interface IterationRecord {
 }
 
 export type NewSession = Pick<SessionRecord, "id" | "project_name" | "goal" | "max_iterations" | "repo_path" | "driver" | "context_strategy" | "created_by"> &
-  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name">>;
+  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha">>;
 
 export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at" | "updated_at">>;
 export type IterationPatch = Partial<Omit<IterationRecord, "id" | "session_id" | "iteration_number">>;
@@ -162,6 +168,9 @@ export function newSessionRecord(s: NewSession, now: string): SessionRecord {
     status_reason: null,
     control: null,
     runner_pid: null,
+    worktree_path: s.worktree_path ?? null,
+    base_ref: s.base_ref ?? null,
+    base_sha: s.base_sha ?? null,
     created_at: now,
     updated_at: now,
   };

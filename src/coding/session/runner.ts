@@ -17,6 +17,7 @@ import { turnId, SESSION_PHASES, sessionHandlers, type Learned } from "./handler
 import { packageFile, SESSION_LOOP_ID, SESSION_MANIFEST, type SessionProfile } from "./profile.js";
 import { isFinished, type SessionPatch, type SessionRecord, type SessionRecords } from "./records.js";
 import { excludeFromRepo, processAlive, useBranch } from "./repo.js";
+import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
 
 export interface SessionRunnerOptions {
@@ -84,18 +85,32 @@ export class SessionRunner {
     }
     let lock: WorktreeLock;
     try {
-      // A caller that took the repository's lock already (to refuse a busy one before answering) hands it over.
-      lock = options.lock ?? (await lockWorktree(s.repo_path, s.repo_path, `pulse session ${id}`));
+      // A caller that took the lock already (to refuse a busy workspace before answering) hands it over.
+      // The lock is the session's worktree (sessions in their own worktrees run side by side), or the checkout in place.
+      lock = options.lock ?? (await lockWorktree(s.repo_path, workdirOf(s), `pulse session ${id}`));
     } catch (e) {
-      throw new SessionError("LOCKED", `${s.repo_path}: ${(e as Error).message}`);
+      throw new SessionError("LOCKED", `${workdirOf(s)}: ${(e as Error).message}`);
     }
     const emit = (e: SessionEvent) => options.onEvent?.(e);
     try {
       const driver = this.o.driverFor(s);
+      // pulse's store inside the repository stays out of `git status` (and an in-place session's evidence).
       if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
       const resumed = s.current_iteration > 0;
-      const recovered = await this.recoverInterrupted(s);
-      const branch = await useBranch(s.repo_path, s.branch_name);
+      let branch: string | null;
+      let recovered: string | undefined;
+      let opened: string | undefined;
+      if (s.worktree_path) {
+        // The user's checkout is never touched: the worktree (re)opens on the session's branch, and what a dead runner left there is kept.
+        const how = await openWorkspace(s);
+        if (how === "recreated") opened = `its worktree ${s.worktree_path} was recreated from branch ${s.branch_name}`;
+        recovered = await this.recoverInterrupted(s);
+        branch = s.branch_name;
+      } else {
+        recovered = await this.recoverInterrupted(s);
+        branch = await useBranch(s.repo_path, s.branch_name);
+      }
+      if (opened) recovered = recovered ? `${opened}; ${recovered}` : opened;
       const resumedFrom = s;
       const resumedAfter = resumed && (s.status === "blocked" || s.status === "failed" || s.status === "paused") ? (s.status_reason ?? s.status) : undefined;
       s = await records.update(id, { status: "running", runner_pid: process.pid, control: null, stop_reason: null, status_reason: null, branch_name: branch });
@@ -133,7 +148,7 @@ export class SessionRunner {
   private async recoverInterrupted(s: SessionRecord): Promise<string | undefined> {
     const open = (await this.o.records.iterations(s.id)).filter((i) => i.status === "pending" || i.status === "dispatched" || i.status === "running");
     if (open.length === 0) return undefined;
-    const sha = await recoveryCommit(s.repo_path, `session ${s.id}: work left by iteration ${open.at(-1)!.iteration_number}, interrupted`);
+    const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${open.at(-1)!.iteration_number}, interrupted`);
     for (const i of open) {
       await this.o.records.updateIteration(i.id, { status: "failed", error: `interrupted: the runner (process ${s.runner_pid ?? "?"}) stopped during this iteration`, finished_at: new Date().toISOString(), ...(sha ? { commit_hash: sha } : {}) });
     }
@@ -200,12 +215,22 @@ export class SessionRunner {
 
   private async finishAborted(run: SessionRun): Promise<SessionRecord> {
     const s = run.session;
-    const sha = await recoveryCommit(s.repo_path, `session ${s.id} aborted during iteration ${s.current_iteration}`);
+    const sha = await recoveryCommit(workdirOf(s), `session ${s.id} aborted during iteration ${s.current_iteration}`);
     const reason = `aborted during iteration ${s.current_iteration}${sha ? `; unfinished work kept in recovery commit ${sha.slice(0, 8)}` : ""}`;
     return this.finish(run, { status: "aborted", stop_reason: "aborted", status_reason: reason, control: null, ...(sha ? { total_commits: s.total_commits + 1 } : {}) }, { kind: "failed", message: `Session aborted: ${reason}` });
   }
 
   private async finish(run: SessionRun, patch: SessionPatch, note: { kind: "complete" | "blocked" | "failed" | "info"; message: string }): Promise<SessionRecord> {
+    const cur = run.session;
+    if (cur.worktree_path && (patch.status === "complete" || patch.status === "blocked")) {
+      // Its branch stays for review; the worktree goes (a failed, aborted or paused one stays until `pulse session clean`).
+      try {
+        const sha = await closeWorkspace(cur.repo_path, cur.worktree_path, `session ${cur.id}: left uncommitted when it ended ${patch.status}`);
+        if (sha) patch = { ...patch, total_commits: cur.total_commits + 1, status_reason: `${patch.status_reason ?? ""}; uncommitted work kept in recovery commit ${sha.slice(0, 8)}` };
+      } catch (e) {
+        patch = { ...patch, status_reason: `${patch.status_reason ?? ""}; its worktree could not be removed (pulse session clean retries): ${(e as Error).message}` };
+      }
+    }
     const s = await this.o.records.update(run.session.id, { ...patch, runner_pid: null });
     run.session = s;
     this.o.notifier?.notify({ ...note, loopId: SESSION_LOOP_ID, sessionId: s.id, data: { status: s.status, iterations: s.current_iteration, commits: s.total_commits } });

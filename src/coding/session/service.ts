@@ -4,11 +4,14 @@
  * is the runner's; steering a session another process runs goes through the records.
  */
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
+import { git } from "../git.js";
 import { parseDuration } from "../../grammar/duration.js";
 import { recoveryCommit } from "../worktree.js";
 import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
 import { processAlive, repoRoot } from "./repo.js";
+import { planWorkspace, workdirOf, worktreesDir, WorkspaceInputError } from "./workspace.js";
 
 /** Bad input from a person or a client: what is wrong, naming the field. */
 export class SessionInputError extends Error {
@@ -42,12 +45,18 @@ export interface StartInput {
   script?: unknown;
   model?: unknown;
   contextStrategy?: unknown;
+  /** The commit (any ref) its branch starts from; default the user's HEAD. */
+  base?: unknown;
+  /** Work in the user's checkout (today's behaviour) rather than a worktree of its own. */
+  inPlace?: unknown;
+  /** With inPlace: accept a checkout with uncommitted or untracked files. */
+  allowDirty?: unknown;
   /** A turn's wall-clock and silence limits: a duration (`20m`, `90s`) or milliseconds. */
   turnTimeout?: unknown;
   silenceTimeout?: unknown;
 }
 
-const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout"]);
+const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout"]);
 
 /** Checks a JSON body of a start request (REST, MCP); `projectPath` is the seed's name for `repo`. */
 export function startInputOf(body: unknown): StartInput {
@@ -81,6 +90,10 @@ export interface SessionDefaults {
   driver: string;
   contextStrategy: ContextStrategy;
   maxIterations: number;
+  /** Where session worktrees go (default worktreesDir() of the process's environment). */
+  worktreesDir?: string;
+  /** pulse's state directory: its files in a checkout never make it dirty. */
+  stateDir?: string;
 }
 
 export interface SessionDetail {
@@ -133,8 +146,32 @@ export class SessionService {
     const silenceTimeoutMs = durationOf("silenceTimeout", input.silenceTimeout);
     const branch = textOf("branch", input.branch);
     const anchor = textOf("anchor", input.anchor);
+    const flag = (field: string, v: unknown): boolean => {
+      if (v === undefined || v === null) return false;
+      if (typeof v !== "boolean") throw new SessionInputError(field, `must be true or false, got ${JSON.stringify(v)}`);
+      return v;
+    };
+    const inPlace = flag("inPlace", input.inPlace);
+    const allowDirty = flag("allowDirty", input.allowDirty);
+    if (allowDirty && !inPlace) throw new SessionInputError("allowDirty", "is for an in-place session (inPlace): a session in its own worktree never sees the checkout's uncommitted files");
+    const base = textOf("base", input.base);
+    const id = randomUUID();
+    if (branch) {
+      const valid = await git(repo, ["check-ref-format", "--branch", branch], { allowFail: true });
+      if (valid.code !== 0) throw new SessionInputError("branch", `${JSON.stringify(branch)} is not a valid git branch name`);
+    }
+    const workspace = await planWorkspace(repo, id, {
+      ...(branch ? { branch } : {}),
+      ...(base ? { base } : {}),
+      inPlace,
+      allowDirty,
+      dir: this.defaults.worktreesDir ?? worktreesDir(),
+      ...(this.defaults.stateDir ? { stateDir: this.defaults.stateDir } : {}),
+    }).catch((e: Error) => {
+      throw e instanceof WorkspaceInputError ? new SessionInputError(e.field, e.message) : e;
+    });
     const draft: SessionDraft = {
-      id: randomUUID(),
+      id,
       project_name: textOf("projectName", input.projectName) ?? basename(repo),
       goal,
       max_iterations: max,
@@ -142,7 +179,7 @@ export class SessionService {
       driver: { name: driver, ...(script ? { script: resolve(script) } : {}), ...(model ? { model } : {}), ...(timeoutMs ? { timeoutMs } : {}), ...(silenceTimeoutMs ? { silenceTimeoutMs } : {}) },
       context_strategy: strategy as ContextStrategy,
       created_by: createdBy,
-      ...(branch ? { branch_name: branch } : {}),
+      ...workspace,
       ...(anchor ? { anchor_turn_id: anchor } : {}),
     };
     await this.check(draft);
@@ -184,7 +221,8 @@ export class SessionService {
     const { session: s, live } = await this.get(id);
     if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is already ${s.status}`);
     if (live) return { session: await this.records.requestControl(s.id, "abort"), immediate: false };
-    const sha = await recoveryCommit(s.repo_path, `session ${s.id} aborted while ${s.status}`).catch(() => null);
+    // Its worktree (kept until `pulse session clean`), or the checkout of an in-place session.
+    const sha = existsSync(workdirOf(s)) ? await recoveryCommit(workdirOf(s), `session ${s.id} aborted while ${s.status}`).catch(() => null) : null;
     for (const i of await this.records.iterations(s.id)) {
       if (i.status === "pending" || i.status === "dispatched" || i.status === "running") await this.records.updateIteration(i.id, { status: "failed", error: "aborted", finished_at: new Date().toISOString() });
     }
