@@ -325,6 +325,8 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
       if (typeof e.cause?.inner_of !== "string" && ++started === iterations) stopRequested("iterations");
     }
     if (e.type === "iteration.finished" && e.status !== "completed") incomplete++;
+    // Its end was in doubt: committed after all, or resumed (the resumed run counts for itself).
+    if (e.type === "iteration.resolved" && e.outcome !== "lost") incomplete--;
     if (e.type === "iteration.finished" || e.type === "signal.delivered" || e.type === "signal.dropped") watcher.poke();
   });
 

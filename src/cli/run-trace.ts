@@ -99,6 +99,11 @@ export class TraceWriter {
         this.line(e.at, e.loop_id, `#${e.iteration} ${s.dim(`(${r?.cause ?? "trigger"})`)}  ${(r?.phases ?? []).join("  ")}  ${status}  ${s.dim(`${e.duration_ms}ms  trace ${e.trace_id.slice(0, 8)}`)}${why}`);
         break;
       }
+      case "iteration.resolved": {
+        const text = `#${e.iteration} ${e.message}  ${s.dim(`trace ${e.trace_id.slice(0, 8)}`)}`;
+        this.line(e.at, e.loop_id, e.outcome === "committed" ? s.green(text) : e.outcome === "lost" ? s.red(text) : s.yellow(text));
+        break;
+      }
       case "signal.delivered":
       case "signal.dropped": {
         const dropped = s.red(`dropped (${e.detail}${e.message ? `: ${e.message}` : ""})`);
