@@ -16,6 +16,7 @@ import type { AuditTrail } from "../runtime/audit-trail.js";
 import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver } from "../connections/contracts.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import { sendUnsent } from "./outbox.js";
+import { SettleRetry } from "./settle-retry.js";
 import { holds, type Expr } from "../grammar/expression/index.js";
 import type { CadenceContext, CadenceDriver } from "./cadence/driver.js";
 import type { RateLimiter } from "./cadence/rate-limit.js";
@@ -58,6 +59,8 @@ export class Host {
   private readonly plumbing: SignalPlumbing;
   private readonly hooks: ReturnType<typeof hostHooks>;
   private readonly deliveryDeps: DeliveryDeps;
+  /** Outbox settles, kept and tried again while the store is unreachable. */
+  private readonly settles: SettleRetry | undefined;
   /** Iterations started that count against maxIterations. */
   private admitted = 0;
   private started = false;
@@ -106,7 +109,8 @@ export class Host {
       mutant: mutantOf(options),
     });
     const store = runtime.store;
-    this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(store ? { settle: (c, id, outcome, detail) => store.settle(c, id, outcome, detail) } : {}) };
+    this.settles = store ? new SettleRetry(store, this.clock, (m) => this.note("*", m)) : undefined;
+    this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(this.settles ? { settle: this.settles.settle } : {}) };
     runtime.subscribe((e) => {
       this.emit(e);
       // An iteration whose end turned out not committed once the store answered: it continues here.
@@ -169,14 +173,22 @@ export class Host {
     this.stopped = false;
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
-    sendUnsent(this.runtime.store, (loopId, connectionId) => this.hosted.get(loopId)?.emitters.get(connectionId), this.clock, (m) => this.note("*", m));
-    // In a fleet the store is shared: takeOver() resumes what each lease gained here covers.
+    // In a fleet the store is shared: takeOver() resends and resumes what each lease gained here covers.
+    if (!this.options.fleet) this.sendUnsent();
     if (!this.options.fleet) resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined));
   }
 
   /** This host gained the fleet lease of a loop in `workspace`: see recovery.ts takeOver. */
-  takeOver(loopId: string, workspace = this.workspace): Promise<TakenOver> {
-    return takeOver(this.required(loopId).loop, workspace, (m) => this.note(loopId, m), (running) => this.tracker.track(loopId, workspace, running, true));
+  async takeOver(loopId: string, workspace = this.workspace): Promise<TakenOver> {
+    const taken = await takeOver(this.required(loopId).loop, workspace, (m) => this.note(loopId, m), (running) => this.tracker.track(loopId, workspace, running, true));
+    // What the previous holder wrote to the outbox and never saw acknowledged: sent from here now.
+    this.sendUnsent({ loopId, workspace });
+    return taken;
+  }
+
+  /** Sends again what the store's outbox holds (of one loop and workspace, in a fleet). */
+  private sendUnsent(only?: { loopId: string; workspace: string }): void {
+    sendUnsent(this.runtime.store, (loopId, connectionId) => this.hosted.get(loopId)?.emitters.get(connectionId), this.clock, (m) => this.note("*", m), only);
   }
 
   /**
@@ -207,6 +219,7 @@ export class Host {
     // Signals held for a loop still paused were never run: not acknowledged, their senders keep them.
     for (const h of this.hosted.values()) for (const { done } of h.held.splice(0)) done(Promise.reject(new ReceiverUnavailableError(`the host stopped before ${h.loop.id}, paused, took the signal`)));
     const signalsDropped = await this.plumbing.close();
+    this.settles?.close();
     this.started = false;
     this.stopped = true;
     const iterationsRunning = this.tracker.running;

@@ -7,7 +7,6 @@
  * connection exactly there: after the server answered the commit (it committed), or before the
  * server saw it (it did not); and refuses connections for a moment after, as a server restarting.
  */
-import { createServer, connect as tcpConnect, type Server, type Socket } from "node:net";
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { migrate } from "../../adapters/postgres/migrate.js";
 import { PostgresStore } from "../../adapters/postgres/store.js";
@@ -18,53 +17,9 @@ import { initSignatures } from "../../src/runtime/signature.js";
 import { pgSchema, type PgSchema } from "../adapters/postgres/helpers.js";
 import { baseManifest } from "../helpers/manifests.js";
 import { describeWith, postgresService } from "../helpers/services.js";
+import { Relay } from "./pg-relay.js";
 
 beforeAll(() => initSignatures());
-
-/** Breaks the connection carrying the next commit_units call: after the server's answer, or before the server sees the call. */
-class Relay {
-  cut: "after" | "before" | undefined;
-  private refusing = false;
-  private readonly sockets = new Set<Socket>();
-  private readonly server: Server;
-  port = 0;
-
-  constructor(target: URL) {
-    this.server = createServer((inbound) => {
-      if (this.refusing) return void inbound.destroy();
-      const outbound = tcpConnect(Number(target.port || 5432), target.hostname);
-      let answerCuts = false;
-      for (const sock of [inbound, outbound]) (this.sockets.add(sock), sock.on("error", () => undefined), sock.on("close", () => this.sockets.delete(sock)));
-      inbound.on("data", (chunk: Buffer) => {
-        if (this.cut !== undefined && chunk.includes("commit_units")) {
-          const when = this.cut;
-          this.cut = undefined;
-          if (when === "before") return this.outage();
-          answerCuts = true;
-        }
-        outbound.write(chunk);
-      });
-      outbound.on("data", (chunk: Buffer) => (answerCuts ? this.outage() : inbound.write(chunk)));
-    });
-  }
-
-  async listen(): Promise<void> {
-    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  /** Every connection broken, and new ones refused for 700 ms: the server restarting. */
-  private outage(): void {
-    this.refusing = true;
-    for (const s of this.sockets) s.destroy();
-    setTimeout(() => (this.refusing = false), 700);
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-}
 
 describeWith(await postgresService(), "an iteration's end in doubt when PostgreSQL went away", (url) => {
   let s: PgSchema;
