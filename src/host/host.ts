@@ -279,7 +279,12 @@ export class Host {
     if (status === "degraded" && !loop.skipsUnavailable && this.clock.now() < loop.retryAt()) return decline(`degraded until ${new Date(loop.retryAt()).toISOString()}`);
     const spent = this.spent();
     if (spent) return decline(spent);
-    if (this.options.fleet && !(await this.options.fleet.admit(loop.id, request, reason))) return decline("another host of the fleet runs it");
+    const fleet = this.options.fleet;
+    if (fleet && !(await fleet.admit(loop.id, request, reason))) {
+      // Routine (a live host runs the loop) is not said at every tick of every standby host.
+      const why = fleet.declined ? fleet.declined(loop.id) : "another host of the fleet runs it";
+      return why === undefined ? undefined : decline(why);
+    }
     this.admitted++;
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {
