@@ -240,9 +240,9 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
   // Notes from NATS and the fleet reach the trace once it exists.
-  let note: (message: string) => void = () => undefined;
+  let note: (message: string, at?: number) => void = () => undefined;
   const leaseTtl = opts.fleet === undefined ? undefined : parseDuration(opts.leaseTtl ?? "15s");
-  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => note(describeNatsNote(n)), leaseTtl?.ok ? leaseTtl.value : undefined);
+  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => note(describeNatsNote(n)), leaseTtl?.ok ? leaseTtl.value : undefined, (m, at) => note(m, at));
   let fleet: FleetRun | undefined;
   if (opts.fleet !== undefined && nats) {
     try {
@@ -267,7 +267,7 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   });
   const h = host;
   const trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
-  note = (message) => trace.note(message);
+  note = (message, at) => trace.note(message, at);
   h.subscribe((e) => trace.event(e));
   for (const source of sources) {
     try {

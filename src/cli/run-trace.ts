@@ -60,9 +60,10 @@ export class TraceWriter {
     this.io.stdout("\n");
   }
 
-  note(message: string): void {
-    if (this.options.json) this.io.stdout(JSON.stringify({ type: "note", message }) + "\n");
-    else this.io.stdout(`${this.s.dim("note:")} ${message}\n`);
+  /** A note of the run (the fleet's leases, NATS, the store), with when it happened. */
+  note(message: string, at = Date.now()): void {
+    if (this.options.json) this.io.stdout(JSON.stringify({ type: "note", message, at }) + "\n");
+    else this.io.stdout(`${this.s.dim(this.time(at))}  ${this.s.dim("note:")} ${message}\n`);
   }
 
   /** What the loops wait for: a heading and one line per loop (with --json, the waits as data). */
