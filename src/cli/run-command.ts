@@ -122,7 +122,7 @@ export function addRunOptions(cmd: Command): Command {
     .option("--fleet <url>", "share the loops with other pulse runs: leases in PostgreSQL, postgres://…[?schema=name] (needs --transport)")
     .option("--lease-ttl <duration>", "with --fleet: how long a host's lease on a loop lasts unless renewed", "15s")
     .option("--host-id <name>", "with --fleet: this host's name in the fleet (default hostname:pid)")
-    .option("--store <spec>", `where state is kept: sqlite:PATH, or memory: for nothing after the run (default: $PULSE_STORE, else ${DEFAULT_STORE})`)
+    .option("--store <spec>", `where state is kept: sqlite:PATH, postgres://…?schema=name (a fleet's shared store), or memory: for nothing after the run (default: $PULSE_STORE, else ${DEFAULT_STORE})`)
     .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
     .option("--color", "force colour")
     .option("--no-color", "disable colour");
@@ -212,7 +212,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   }
 
   const chosen = opts.store ?? (io.env.PULSE_STORE || undefined);
-  const store = await openStoreForCli(chosen ?? DEFAULT_STORE, io, "pulse run", { memoryWithoutDriver: chosen === undefined });
+  const store = await openStoreForCli(chosen ?? DEFAULT_STORE, io, "pulse run", { memoryWithoutDriver: chosen === undefined, flag: opts.store !== undefined ? "--store" : "PULSE_STORE" });
   if (!store) return EXIT.problems;
   try {
     return await runHosted(sources, opts, io, signals, { iterations, durationMs, stopTimeoutMs: stopTimeout.value, listen, token, maxSignalBytes, events, routes, workspace, store });
