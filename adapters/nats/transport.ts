@@ -39,6 +39,11 @@ export interface NatsTransportOptions extends ConsumerOptions {
   connectTimeoutMs?: number;
   /** Redeliveries, refusals and retries of received signals (pulse run prints them). */
   onNote?: (note: NatsReceiveNote) => void;
+  /**
+   * The connection to the server went away (the client then reconnects by itself, every 500 ms)
+   * or came back: once each per outage, with the time (ms) and, once back, how long it lasted.
+   */
+  onConnection?: (change: { kind: "disconnected" | "reconnected"; server: string; at: number; downMs?: number }) => void;
 }
 
 /** What `serve` needs of a host: its loops, their connections, and a way in for signals. */
@@ -67,6 +72,26 @@ export class NatsTransport implements Transport {
     private readonly options: NatsTransportOptions,
   ) {
     this.publisher = new AckedPublisher(connection, options.publishTimeoutMs ?? 5_000);
+    if (options.onConnection) void this.watch(options.onConnection);
+  }
+
+  /** Tells of the connection's outages (the client's status stream ends when it is closed). */
+  private async watch(tell: NonNullable<NatsTransportOptions["onConnection"]>): Promise<void> {
+    let downAt: number | undefined;
+    try {
+      for await (const s of this.connection.status()) {
+        if (s.type === "disconnect" && downAt === undefined) {
+          downAt = Date.now();
+          tell({ kind: "disconnected", server: s.server, at: downAt });
+        } else if (s.type === "reconnect" && downAt !== undefined) {
+          const at = Date.now();
+          tell({ kind: "reconnected", server: s.server, at, downMs: at - downAt });
+          downAt = undefined;
+        }
+      }
+    } catch {
+      // The stream ended with the connection: nothing more to tell.
+    }
   }
 
   get system(): string {

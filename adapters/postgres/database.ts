@@ -82,6 +82,8 @@ export class PostgresDatabase {
     const pool = new pg.Pool({ connectionString: address.connectionString, max: options.max ?? 10, allowExitOnIdle: true, ...(onConnect ? { onConnect } : {}) });
     // An idle connection that breaks (the server restarted) must not crash the host.
     pool.on("error", () => undefined);
+    // Nor one that breaks while checked out between two queries: its next query fails instead.
+    pool.on("connect", (client) => void client.on("error", () => undefined));
     if (switchRole) options.onNote?.(`connected to ${address.display} as ${connectedAs}: working as ${address.appRole} (SET ROLE), so row-level security applies`);
     return new PostgresDatabase(pool, address, connectedAs);
   }

@@ -47,7 +47,7 @@ export function storeErrorOf(display: string, error: unknown): StoreError {
   }
   if (/^(08|57P)/.test(code) || /^E(CONNRESET|PIPE)$/.test(code) || /Connection terminated|connection timeout/i.test(line)) {
     // The connection broke with the unit on the wire: the server may have committed it or not.
-    return new StoreError("STORE_UNAVAILABLE", `PostgreSQL at ${display} is unavailable: ${line}; the unit is all committed or not at all, which one is known once the server answers again`, { cause: error });
+    return new StoreError("STORE_UNAVAILABLE", `PostgreSQL at ${display} is unavailable: ${line}; the unit is all committed or not at all, which one is known once the server answers again`, { cause: error, inDoubt: true });
   }
   return new StoreError("STORE_FAILED", `${display}: ${line}`, { cause: error });
 }
@@ -268,6 +268,15 @@ export class PostgresStore implements Store {
   async received(loopId: string, workspaceId: string, eventId: string): Promise<boolean> {
     try {
       return (await this.read(workspaceId, (c) => c.query(`SELECT 1 FROM ${this.t("inbox")} WHERE loop_id = $1 AND event_id = $2`, [loopId, eventId]))).rowCount === 1;
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
+  async iteration(loopId: string, workspaceId: string, traceId: string): Promise<{ status: string } | undefined> {
+    try {
+      const r = await this.read(workspaceId, (c) => c.query<{ status: string }>(`SELECT status FROM ${this.t("iterations")} WHERE loop_id = $1 AND trace_id = $2`, [loopId, traceId]));
+      return r.rows[0] ? { status: r.rows[0].status } : undefined;
     } catch (error) {
       throw storeErrorOf(this.display, error);
     }

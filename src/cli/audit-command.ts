@@ -7,6 +7,7 @@ import type { AuditFilter, Store, StoredAuditEvent } from "../store/contracts.js
 import { EXIT } from "./exit-codes.js";
 import { parseCount } from "./inputs.js";
 import type { CliIO } from "./io.js";
+import { resolveTrace } from "./trace-prefix.js";
 import { openStoreForCli, storeSpec } from "./store-open.js";
 
 export interface AuditCliOptions {
@@ -37,7 +38,7 @@ export function addStoreOption(cmd: Command): Command {
 export function addAuditOptions(cmd: Command): Command {
   return addStoreOption(cmd)
     .option("--loop <id>", "only this loop's events")
-    .option("--trace <id>", "only this iteration's events (its trace id)")
+    .option("--trace <id>", "only this iteration's events (its trace id, or its first 8 hex digits as pulse run prints them)")
     .option("-w, --workspace <id>", "only this workspace's events")
     .option("--limit <n>", "events per page", "50")
     .option("--after <position>", "the page after this position (the last line of a page names it)")
@@ -75,8 +76,9 @@ export async function runAudit(opts: AuditCliOptions, io: CliIO): Promise<number
   return withStore(opts, io, "pulse audit", async (store) => {
     const filter: AuditFilter = { limit, after };
     if (opts.loop !== undefined) filter.loop_id = opts.loop;
-    if (opts.trace !== undefined) filter.trace_id = opts.trace;
     if (opts.workspace !== undefined) filter.workspace_id = opts.workspace;
+    // The 8 hex digits pulse run prints name the iteration too (trace-prefix.ts).
+    if (opts.trace !== undefined) filter.trace_id = await resolveTrace(store, opts.trace, filter);
     const page = await store.queryAudit(filter);
     for (const e of page.events) io.stdout(opts.json ? `${JSON.stringify({ position: e.position, chain_seq: e.chain_seq, prev_hash: e.prev_hash, hash: e.hash, ...e.event })}\n` : `${line(e)}\n`);
     if (!opts.json) {

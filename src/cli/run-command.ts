@@ -122,7 +122,7 @@ export function addRunOptions(cmd: Command): Command {
     .option("--fleet <url>", "share the loops with other pulse runs: leases in PostgreSQL, postgres://…[?schema=name] (needs --transport)")
     .option("--lease-ttl <duration>", "with --fleet: how long a host's lease on a loop lasts unless renewed", "15s")
     .option("--host-id <name>", "with --fleet: this host's name in the fleet (default hostname:pid)")
-    .option("--store <spec>", `where state is kept: sqlite:PATH, or memory: for nothing after the run (default: $PULSE_STORE, else ${DEFAULT_STORE})`)
+    .option("--store <spec>", `where state is kept: sqlite:PATH, postgres://…?schema=name (a fleet's shared store), or memory: for nothing after the run (default: $PULSE_STORE, else ${DEFAULT_STORE})`)
     .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
     .option("--color", "force colour")
     .option("--no-color", "disable colour");
@@ -212,7 +212,7 @@ export async function runRun(operands: readonly string[], opts: RunCliOptions, i
   }
 
   const chosen = opts.store ?? (io.env.PULSE_STORE || undefined);
-  const store = await openStoreForCli(chosen ?? DEFAULT_STORE, io, "pulse run", { memoryWithoutDriver: chosen === undefined });
+  const store = await openStoreForCli(chosen ?? DEFAULT_STORE, io, "pulse run", { memoryWithoutDriver: chosen === undefined, flag: opts.store !== undefined ? "--store" : "PULSE_STORE" });
   if (!store) return EXIT.problems;
   try {
     return await runHosted(sources, opts, io, signals, { iterations, durationMs, stopTimeoutMs: stopTimeout.value, listen, token, maxSignalBytes, events, routes, workspace, store });
@@ -240,9 +240,9 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   const { createHost, recordingHandler } = await import("../host/index.js");
   const transports = await import("../transports/http.js");
   // Notes from NATS and the fleet reach the trace once it exists.
-  let note: (message: string) => void = () => undefined;
+  let note: (message: string, at?: number) => void = () => undefined;
   const leaseTtl = opts.fleet === undefined ? undefined : parseDuration(opts.leaseTtl ?? "15s");
-  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => note(describeNatsNote(n)), leaseTtl?.ok ? leaseTtl.value : undefined);
+  const nats = opts.transport === undefined ? undefined : await openNats(opts.transport, (n) => note(describeNatsNote(n)), leaseTtl?.ok ? leaseTtl.value : undefined, (m, at) => note(m, at));
   let fleet: FleetRun | undefined;
   if (opts.fleet !== undefined && nats) {
     try {
@@ -267,7 +267,7 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   });
   const h = host;
   const trace = new TraceWriter(io, { json: opts.json === true, color: useColor(io, opts.color) });
-  note = (message) => trace.note(message);
+  note = (message, at) => trace.note(message, at);
   h.subscribe((e) => trace.event(e));
   for (const source of sources) {
     try {
@@ -325,6 +325,8 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
       if (typeof e.cause?.inner_of !== "string" && ++started === iterations) stopRequested("iterations");
     }
     if (e.type === "iteration.finished" && e.status !== "completed") incomplete++;
+    // Its end was in doubt: committed after all, or resumed (the resumed run counts for itself).
+    if (e.type === "iteration.resolved" && e.outcome !== "lost") incomplete--;
     if (e.type === "iteration.finished" || e.type === "signal.delivered" || e.type === "signal.dropped") watcher.poke();
   });
 

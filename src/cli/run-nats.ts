@@ -14,10 +14,15 @@ receiver is down, and a receiver acknowledges one only after the iteration it st
 so a receiver that dies mid-iteration gets it again (docs/connections.md).`;
 
 /** `ackWaitMs`: in a fleet, the lease time: a dead host's signals go to another when its leases do. */
-export async function openNats(url: string, onNote: (note: NatsReceiveNote) => void, ackWaitMs?: number): Promise<NatsTransport> {
+export async function openNats(url: string, onNote: (note: NatsReceiveNote) => void, ackWaitMs?: number, onLine?: (message: string, at: number) => void): Promise<NatsTransport> {
   const { NatsTransport, NatsNameError, NatsUnavailableError } = await import("../../adapters/nats/index.js");
   try {
-    return await NatsTransport.connect(url, { onNote, ...(ackWaitMs ? { ackWaitMs } : {}) });
+    return await NatsTransport.connect(url, {
+      onNote,
+      ...(ackWaitMs ? { ackWaitMs } : {}),
+      // Once each per outage: the signals sent meanwhile are retried, and say so themselves.
+      ...(onLine ? { onConnection: (c) => onLine(c.kind === "disconnected" ? `NATS: disconnected from ${c.server}; reconnecting every 500 ms (signals are retried until it is back)` : `NATS: reconnected to ${c.server} after ${((c.downMs ?? 0) / 1000).toFixed(1)} s`, c.at) } : {}),
+    });
   } catch (error) {
     if (error instanceof NatsNameError || error instanceof NatsUnavailableError) throw new UsageError(`--transport: ${error.message}`);
     throw error;

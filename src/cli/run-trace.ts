@@ -60,9 +60,10 @@ export class TraceWriter {
     this.io.stdout("\n");
   }
 
-  note(message: string): void {
-    if (this.options.json) this.io.stdout(JSON.stringify({ type: "note", message }) + "\n");
-    else this.io.stdout(`${this.s.dim("note:")} ${message}\n`);
+  /** A note of the run (the fleet's leases, NATS, the store), with when it happened. */
+  note(message: string, at = Date.now()): void {
+    if (this.options.json) this.io.stdout(JSON.stringify({ type: "note", message, at }) + "\n");
+    else this.io.stdout(`${this.s.dim(this.time(at))}  ${this.s.dim("note:")} ${message}\n`);
   }
 
   /** What the loops wait for: a heading and one line per loop (with --json, the waits as data). */
@@ -97,6 +98,11 @@ export class TraceWriter {
         const status = e.status === "completed" ? s.green(e.closed ? "closed" : "done") : e.status === "degraded" ? s.yellow(e.status) : s.red(e.status);
         const why = e.error ? `  ${s.red(e.error.code)}: ${e.error.message}` : "";
         this.line(e.at, e.loop_id, `#${e.iteration} ${s.dim(`(${r?.cause ?? "trigger"})`)}  ${(r?.phases ?? []).join("  ")}  ${status}  ${s.dim(`${e.duration_ms}ms  trace ${e.trace_id.slice(0, 8)}`)}${why}`);
+        break;
+      }
+      case "iteration.resolved": {
+        const text = `#${e.iteration} ${e.message}  ${s.dim(`trace ${e.trace_id.slice(0, 8)}`)}`;
+        this.line(e.at, e.loop_id, e.outcome === "committed" ? s.green(text) : e.outcome === "lost" ? s.red(text) : s.yellow(text));
         break;
       }
       case "signal.delivered":

@@ -19,6 +19,13 @@ export interface FleetGate {
   /** Whether this host runs the iteration: it holds the loop's lease and, for a periodic tick, claimed it. */
   admit(loopId: string, request: IterationRequest, reason: string): Promise<boolean>;
   /**
+   * Why a trigger admit() refused is declined, when that is worth saying: undefined when it is
+   * routine (a live host of the fleet holds the loop's lease, or claimed the tick), said once per
+   * episode when it is not (no host is known to run the loop: the lease store cannot be reached).
+   * Without it, every refusal is declined as "another host of the fleet runs it".
+   */
+  declined?(loopId: string): string | undefined;
+  /**
    * An admitted iteration has finished (whatever its status); `left`: it stopped because the
    * lease was lost, and its tick stays unfinished for the lease's next holder.
    */

@@ -59,6 +59,9 @@ export class Fleet implements FleetGate {
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> = Promise.resolve();
   private failing = false;
+  /** Why the lease store last failed, and the loops whose declined triggers said so already. */
+  private failure = "";
+  private readonly toldFailing = new Set<string>();
   /** Ticks admitted here whose iterations have not finished ("loop scheduled_at"). */
   private readonly running = new Set<string>();
 
@@ -107,9 +110,11 @@ export class Fleet implements FleetGate {
         lease = await this.o.leases.acquire(key, this.o.hostId, this.ttlMs);
         if (this.failing) this.o.onNote?.("fleet: the lease store answers again");
         this.failing = false;
+        this.toldFailing.clear();
       } catch (error) {
         if (!this.failing) this.o.onNote?.(`fleet: cannot renew leases (${(error as Error).message}); loops held here stop when their leases run out`);
         this.failing = true;
+        this.failure = (error as Error).message;
         continue;
       }
       const had = this.held.get(loopId);
@@ -210,6 +215,13 @@ export class Fleet implements FleetGate {
       this.o.onNote?.(`fleet: tick ${new Date(scheduled).toISOString()} of ${loopId} not run: it could not be claimed (${(error as Error).message})`);
       return false;
     }
+  }
+
+  declined(loopId: string): string | undefined {
+    // Held here, the tick was claimed by another host (or its claim failed, said by admit): routine.
+    if (this.held.has(loopId) || !this.failing || this.toldFailing.has(loopId)) return undefined;
+    this.toldFailing.add(loopId);
+    return `no host of the fleet is known to run it: the lease store cannot be reached (${this.failure}); not said again until it answers`;
   }
 
   /** Stops competing and releases every lease held, so other hosts take over at once. */

@@ -10,85 +10,32 @@ import { PulseError, type PulseError as PulseErrorType } from "../runtime/errors
 import type { IterationRequest, IterationResult } from "../runtime/iteration-result.js";
 import type { Loop } from "../runtime/loop.js";
 import { mutantOf } from "../runtime/mutants.js";
-import { Runtime, type LoadOptions, type RuntimeOptions } from "../runtime/runtime.js";
+import { Runtime, type LoadOptions } from "../runtime/runtime.js";
 import { initSignatures } from "../runtime/signature.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
-import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver, type Transport } from "../connections/contracts.js";
-import type { DedupeLimits } from "../connections/dedupe.js";
+import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver } from "../connections/contracts.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import { sendUnsent } from "./outbox.js";
+import { SettleRetry } from "./settle-retry.js";
 import { holds, type Expr } from "../grammar/expression/index.js";
 import type { CadenceContext, CadenceDriver } from "./cadence/driver.js";
 import type { RateLimiter } from "./cadence/rate-limit.js";
 import { armCadences } from "./arm.js";
 import { reportDelivery, type DeliveryDeps } from "./delivery.js";
-import { escalationEnvelope, type Escalation } from "./escalation.js";
+import { escalationEnvelope } from "./escalation.js";
 import { HostEvents, type HostEvent } from "./host-events.js";
 import { hostHooks } from "./hooks.js";
 import { SignalPlumbing } from "./plumbing.js";
 import { signalRequest, type ConnectionEmitter } from "./signals.js";
 import { IterationTracker } from "./tracker.js";
 import { waitsOf, type HostWait } from "./waiting.js";
-import { resumeInterrupted, takeOver, type TakenOver } from "./recovery.js";
-import type { FleetGate } from "../fleet/contracts.js";
+import { resumeInterrupted, resumeNotCommitted, takeOver, type TakenOver } from "./recovery.js";
 
 export type { HostEvent } from "./host-events.js";
 export type { HostWait } from "./waiting.js";
 
-export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
-  /** Workspace of cadence-triggered iterations and of signals that name none. */
-  workspace?: string;
-  /** Carries signals to loops this host does not run (default: in-process only). */
-  transport?: Transport;
-  /** Stream URIs of streaming cadences, bound to sources. */
-  streams?: Record<string, AsyncIterable<unknown>>;
-  /** Upper bound on inner iterations an until_stable wait runs before it gives up. */
-  maxInnerIterations?: number;
-  /** Where escalations go that no parent loop takes: the host's human channel. */
-  onEscalation?: (escalation: Escalation) => void | Promise<void>;
-  /** Backoff of signal redelivery. */
-  signalRetry?: { baseMs: number; maxMs: number };
-  /**
-   * A fleet this host shares its loops with: cadences run an iteration only when the fleet
-   * admits it (this host holds the loop's lease), and signals to this host's own loops go through
-   * `transport` too, to whichever host holds the target loop.
-   */
-  fleet?: FleetGate;
-  /**
-   * Start at most this many iterations in all, whatever starts them (cadences, triggers, events,
-   * signals); inner-loop iterations run inside the outer iteration that waits for them and are
-   * not counted. Past it, cadences decline, triggers throw ITERATIONS_SPENT and arriving signals
-   * are rejected with that reason (`pulse run --iterations`).
-   */
-  maxIterations?: number;
-  /**
-   * Bounds of the window of received signal ids each loop remembers to run every signal once
-   * (default 100,000 ids and 16 MiB per loop; at least half of either is always remembered).
-   */
-  dedupe?: DedupeLimits;
-}
-
-/** How long stop() lets in-flight work finish by default, on the host's clock. */
-export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
-
-export interface StopOptions {
-  /**
-   * How long in-flight iterations and undelivered signals get to finish (default 10 s, on the
-   * host's clock). Past it, signals not yet acknowledged are dropped (reason "stopped", audited)
-   * and stop() resolves; iterations still running finish on their own, and their signals are
-   * dropped the same way.
-   */
-  timeoutMs?: number;
-}
-
-export interface StopResult {
-  /** True when the deadline passed before everything finished. */
-  timedOut: boolean;
-  /** Signals dropped because they were still unacknowledged at the end. */
-  signalsDropped: number;
-  /** Iterations still running when stop() resolved (0 unless timedOut). */
-  iterationsRunning: number;
-}
+export { DEFAULT_STOP_TIMEOUT_MS, type HostOptions, type StopOptions, type StopResult } from "./host-options.js";
+import { DEFAULT_STOP_TIMEOUT_MS, type HostOptions, type StopOptions, type StopResult } from "./host-options.js";
 
 interface Hosted {
   loop: Loop;
@@ -112,6 +59,8 @@ export class Host {
   private readonly plumbing: SignalPlumbing;
   private readonly hooks: ReturnType<typeof hostHooks>;
   private readonly deliveryDeps: DeliveryDeps;
+  /** Outbox settles, kept and tried again while the store is unreachable. */
+  private readonly settles: SettleRetry | undefined;
   /** Iterations started that count against maxIterations. */
   private admitted = 0;
   private started = false;
@@ -160,8 +109,13 @@ export class Host {
       mutant: mutantOf(options),
     });
     const store = runtime.store;
-    this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(store ? { settle: (c, id, outcome, detail) => store.settle(c, id, outcome, detail) } : {}) };
-    runtime.subscribe((e) => this.emit(e));
+    this.settles = store ? new SettleRetry(store, this.clock, (m) => this.note("*", m)) : undefined;
+    this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(this.settles ? { settle: this.settles.settle } : {}) };
+    runtime.subscribe((e) => {
+      this.emit(e);
+      // An iteration whose end turned out not committed once the store answered: it continues here.
+      if (e.type === "iteration.resolved" && e.outcome === "resumed" && !this.stopping) resumeNotCommitted(this.hosted.get(e.loop_id)?.loop, e.workspace_id, (m) => this.note(e.loop_id, m), (running) => this.tracker.track(e.loop_id, e.workspace_id, running, true));
+    });
   }
 
   get workspace(): string {
@@ -219,14 +173,22 @@ export class Host {
     this.stopped = false;
     this.plumbing.reopen();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.start();
-    sendUnsent(this.runtime.store, (loopId, connectionId) => this.hosted.get(loopId)?.emitters.get(connectionId), this.clock, (m) => this.note("*", m));
-    // In a fleet the store is shared: takeOver() resumes what each lease gained here covers.
+    // In a fleet the store is shared: takeOver() resends and resumes what each lease gained here covers.
+    if (!this.options.fleet) this.sendUnsent();
     if (!this.options.fleet) resumeInterrupted(this.loops, (loopId, message) => this.note(loopId, message), (loopId, workspace, running) => void this.tracker.track(loopId, workspace, running, true).catch(() => undefined));
   }
 
   /** This host gained the fleet lease of a loop in `workspace`: see recovery.ts takeOver. */
-  takeOver(loopId: string, workspace = this.workspace): Promise<TakenOver> {
-    return takeOver(this.required(loopId).loop, workspace, (m) => this.note(loopId, m), (running) => this.tracker.track(loopId, workspace, running, true));
+  async takeOver(loopId: string, workspace = this.workspace): Promise<TakenOver> {
+    const taken = await takeOver(this.required(loopId).loop, workspace, (m) => this.note(loopId, m), (running) => this.tracker.track(loopId, workspace, running, true));
+    // What the previous holder wrote to the outbox and never saw acknowledged: sent from here now.
+    this.sendUnsent({ loopId, workspace });
+    return taken;
+  }
+
+  /** Sends again what the store's outbox holds (of one loop and workspace, in a fleet). */
+  private sendUnsent(only?: { loopId: string; workspace: string }): void {
+    sendUnsent(this.runtime.store, (loopId, connectionId) => this.hosted.get(loopId)?.emitters.get(connectionId), this.clock, (m) => this.note("*", m), only);
   }
 
   /**
@@ -253,9 +215,11 @@ export class Host {
     );
     await Promise.race([this.drain(), expired]);
     deadline.abort();
+    for (const h of this.hosted.values()) h.loop.forgetDoubts();
     // Signals held for a loop still paused were never run: not acknowledged, their senders keep them.
     for (const h of this.hosted.values()) for (const { done } of h.held.splice(0)) done(Promise.reject(new ReceiverUnavailableError(`the host stopped before ${h.loop.id}, paused, took the signal`)));
     const signalsDropped = await this.plumbing.close();
+    this.settles?.close();
     this.started = false;
     this.stopped = true;
     const iterationsRunning = this.tracker.running;
@@ -315,7 +279,12 @@ export class Host {
     if (status === "degraded" && !loop.skipsUnavailable && this.clock.now() < loop.retryAt()) return decline(`degraded until ${new Date(loop.retryAt()).toISOString()}`);
     const spent = this.spent();
     if (spent) return decline(spent);
-    if (this.options.fleet && !(await this.options.fleet.admit(loop.id, request, reason))) return decline("another host of the fleet runs it");
+    const fleet = this.options.fleet;
+    if (fleet && !(await fleet.admit(loop.id, request, reason))) {
+      // Routine (a live host runs the loop) is not said at every tick of every standby host.
+      const why = fleet.declined ? fleet.declined(loop.id) : "another host of the fleet runs it";
+      return why === undefined ? undefined : decline(why);
+    }
     this.admitted++;
     this.emit({ type: "cadence.fired", loop_id: loop.id, cadence: reason, at: this.clock.now() });
     try {

@@ -48,3 +48,13 @@ function tickOf(cause: unknown): number[] {
   const at = Date.parse(String((cause as { scheduled_at?: unknown } | undefined)?.scheduled_at));
   return Number.isFinite(at) ? [at] : [];
 }
+
+/**
+ * An iteration whose end was in doubt turned out not committed once the store answered (the
+ * runtime's `iteration.resolved`, outcome `resumed`): it continues here from the journal.
+ */
+export function resumeNotCommitted(loop: Loop | undefined, workspace: string, note: (message: string) => void, track: (running: Promise<IterationResult>) => Promise<IterationResult>): void {
+  if (!loop) return;
+  const running = loop.resumeFromJournal(workspace, (r) => note(`resumed ${loop.id} #${r.iteration} at ${r.phase}: its end was not committed`));
+  void track(running as Promise<IterationResult>).catch(() => undefined);
+}

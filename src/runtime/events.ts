@@ -14,6 +14,14 @@ interface Base {
 export type RuntimeEvent =
   | (Base & { type: "iteration.started"; trace_id: string; iteration: number; entry: string; cause?: Record<string, unknown> })
   | (Base & { type: "iteration.finished"; trace_id: string; iteration: number; status: IterationStatus; closed: boolean; duration_ms: number; error?: { code: string; message: string } })
+  /**
+   * An iteration reported failed because the store's connection broke while its end was on the
+   * wire: once the store answered, what the journal holds of it. `committed`: its end landed
+   * after all (counted as `status` now); `resumed`: it did not, and the host resumes it from the
+   * journal; `next_holder`: it did not, and the fleet's next holder of the lease resumes it;
+   * `lost`: nothing of it reached the journal (it stays failed).
+   */
+  | (Base & { type: "iteration.resolved"; trace_id: string; iteration: number; outcome: "committed" | "resumed" | "next_holder" | "lost"; status?: string; message: string })
   | (Base & { type: "phase.started"; trace_id: string; phase_id: string; attempt: number })
   | (Base & { type: "phase.completed"; trace_id: string; phase_id: string; signature: string; duration_ms: number; replayed: boolean; routed_to?: string })
   | (Base & { type: "phase.retrying"; trace_id: string; phase_id: string; attempt: number; delay_ms: number; error: { code: string; message: string } })

@@ -60,6 +60,8 @@ export interface ExecutorOptions {
   journal?: Journal | undefined;
   /** Why the workspace's iterations may start no further phase here (a fleet lease lost), if so. */
   fenced?: (workspaceId: string) => string | undefined;
+  /** The iteration's end was on the wire when the store's connection broke: the loop finds out which it was (in-doubt.ts). */
+  inDoubt?: (result: IterationResult) => void;
 }
 
 /** Trails of directly invoked phases kept at once (one per trace id the driver uses). */
@@ -157,6 +159,7 @@ export class IterationExecutor {
     ws.started = true;
     ws.current = undefined;
     this.o.settle(result);
+    let inDoubt = false;
     try {
       await audit.append(result.status === "completed" ? "iteration.completed" : "iteration.failed", null, iterationSignature, { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) });
       if (journal) {
@@ -174,6 +177,7 @@ export class IterationExecutor {
       } else if (journal && result.status === "completed") {
         result.status = "failed";
         result.error = { code: (e as { code?: string }).code ?? "STORE_FAILED", message: (e as Error).message };
+        if ((e as { inDoubt?: unknown }).inDoubt === true) inDoubt = true;
       }
     }
     // Events that arrive after the end (a signal's delivery, acknowledged later) go straight to the store.
@@ -185,6 +189,7 @@ export class IterationExecutor {
     if (events.active) {
       events.emit({ type: "iteration.finished", loop_id: this.id, workspace_id: workspaceId, trace_id: traceId, iteration: number, status: result.status, closed: result.closed, duration_ms: clock.now() - startedAt, ...(result.error ? { error: result.error } : {}), at: clock.now() });
     }
+    if (inDoubt) this.o.inDoubt?.(result);
     return result;
   }
 

@@ -25,6 +25,7 @@ import type { PhaseOutcome } from "./phase-runner.js";
 import type { Breakers } from "./phase-scope.js";
 import { checkSnapshot, restoreInto, snapshotOf, type LoopSnapshot } from "./snapshot.js";
 import { TelemetryRecorder, type LoopTelemetry } from "./telemetry.js";
+import { resolveInDoubt } from "./in-doubt.js";
 import { newWorkspaceState, type WorkspaceState } from "./workspace.js";
 
 export type { IterationRequest, IterationResult, PhaseReport, ErrorReport } from "./iteration-result.js";
@@ -86,6 +87,8 @@ export class Loop {
   private template: AnyMachineSnapshot;
   /** Workspaces whose fleet lease this host lost: why their iterations start no further phase here. */
   private readonly fences = new Map<string, string>();
+  /** Aborted by forgetDoubts(): in-doubt iterations are no longer read back (the host stopped). */
+  private doubts = new AbortController();
 
   constructor(
     private readonly o: LoopOptions,
@@ -129,6 +132,12 @@ export class Loop {
       },
       settle: (result) => this.settle(result),
       fenced: (workspaceId) => this.fences.get(workspaceId),
+      inDoubt: (result) => {
+        if (!o.journal) return;
+        const at = { loop_id: this.id, workspace_id: result.workspace_id, trace_id: result.trace_id, iteration: result.iteration };
+        const d = { store: o.journal.store, clock: o.clock, stop: this.doubts.signal, loopId: this.id, fenced: (w: string) => this.fences.get(w), recount: this.telemetryRecorder.recount.bind(this.telemetryRecorder) };
+        resolveInDoubt({ ...d, emit: (outcome, message, status) => this.events.emit({ type: "iteration.resolved", ...at, outcome, message, ...(status ? { status } : {}), at: o.clock.now() }) }, result);
+      },
     });
   }
 
@@ -318,6 +327,17 @@ export class Loop {
    */
   takeOver(workspace: string, onResume: (r: Resumable) => void): Promise<IterationResult | undefined> {
     this.fences.delete(workspace);
+    return this.resumeFromJournal(workspace, onResume);
+  }
+
+  /** Stops reading back iterations whose end was in doubt (the host stops). */
+  forgetDoubts(): void {
+    this.doubts.abort();
+    this.doubts = new AbortController();
+  }
+
+  /** takeOver() without the lease: what the journal shows interrupted in `workspace` continues here. */
+  resumeFromJournal(workspace: string, onResume: (r: Resumable) => void): Promise<IterationResult | undefined> {
     const ws = this.workspace(workspace);
     const run = ws.tail.then(async () => {
       await this.recover(workspace);

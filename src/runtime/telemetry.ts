@@ -86,6 +86,21 @@ export class TelemetryRecorder {
     this.iterationStatuses[status] = (this.iterationStatuses[status] ?? 0) + 1;
   }
 
+  /**
+   * An iteration counted as `from` turned out otherwise once the store answered (in-doubt.ts):
+   * counted as `to` instead, or not at all (it continues as another run, which counts itself).
+   */
+  recount(from: string, to: string | undefined, closed: boolean): void {
+    if (!this.iterationStatuses[from]) return;
+    this.iterationStatuses[from]--;
+    if (this.iterationStatuses[from] === 0) delete this.iterationStatuses[from];
+    if (to !== undefined) this.iterationStatuses[to] = (this.iterationStatuses[to] ?? 0) + 1;
+    else {
+      this.iterations--;
+      if (closed) this.closed--;
+    }
+  }
+
   kappaSeen(maxKappa: number): void {
     this.kappa[kappaBucket(maxKappa)]!++;
   }

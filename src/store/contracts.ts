@@ -189,6 +189,11 @@ export interface Store {
   idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]>;
   /** Whether the loop's inbox holds the event (a redelivered signal). */
   received(loopId: string, workspaceId: string, eventId: string): Promise<boolean>;
+  /**
+   * How the journal records one iteration (`running` while it has no end), or undefined when
+   * nothing of it is there: what a unit whose commit was in doubt (StoreError.inDoubt) left.
+   */
+  iteration?(loopId: string, workspaceId: string, traceId: string): Promise<{ status: string } | undefined>;
   /** Signals written to the outbox and not yet settled, oldest first. */
   pending(limit: number): Promise<PendingSignal[]>;
   /** A signal of the outbox was acknowledged (or refused for good): it is not sent again. */
@@ -202,13 +207,20 @@ export interface Store {
 
 /** The store refused or failed (a locked, corrupt, read-only or full file; a newer schema). */
 export class StoreError extends Error {
+  /**
+   * The connection broke with the unit on the wire: the server may have committed it or not, and
+   * only reading it back once the server answers tells which (Store.iteration).
+   */
+  readonly inDoubt: boolean;
+
   constructor(
     readonly code: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; inDoubt?: boolean },
   ) {
     super(message, options);
     this.name = "StoreError";
+    this.inDoubt = options?.inDoubt === true;
   }
 }
 

@@ -27,6 +27,15 @@ it("pulse run --fleet needs --transport, and refuses --once", () => {
   expect(once.stderr).toMatch(/--once runs every loop once on this host/);
 });
 
+it("pulse run --store postgres://… (or PULSE_STORE) on a server it cannot reach: one positioned line naming where the store came from, exit 2", () => {
+  const down = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--once", "--store", "postgres://postgres:secret@127.0.0.1:1/test"]);
+  expect(down.stderr).toBe("pulse: --store: cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:1/test: connect ECONNREFUSED 127.0.0.1:1\n");
+  expect(down.code).toBe(2);
+  const fromEnv = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--once"], { env: { PULSE_STORE: "postgres://postgres@127.0.0.1:1/test" } });
+  expect(fromEnv.stderr).toBe("pulse: PULSE_STORE: cannot connect to PostgreSQL at postgres://postgres@127.0.0.1:1/test: connect ECONNREFUSED 127.0.0.1:1\n");
+  expect(fromEnv.code).toBe(2);
+});
+
 it("pulse run names a manifest whose memory is a postgres:// URI (only the audit slot is served there): one line, exit 1", () => {
   const dir = mkdtempSync(join(tmpdir(), "pulse-pg-slot-"));
   try {
@@ -57,6 +66,17 @@ describeWith(await postgresService(), "pulse store migrate on PostgreSQL", (url)
     expect(first.stdout).toBe(`schema ${s.schema} migrated from version 0 to 5; created roles ${s.ownerRole}, ${s.appRole} (connected as postgres). Hosts work as ${s.appRole}.\n`);
     const again = runBin("pulse", ["store", "migrate", "--store", s.url]);
     expect(again.stdout).toBe(`schema ${s.schema} already at version 5; roles ${s.ownerRole}, ${s.appRole} already there (connected as postgres). Hosts work as ${s.appRole}.\n`);
+  });
+
+  it("pulse run --store on a reachable, migrated PostgreSQL store runs (the near miss of an unreachable one); on a schema never migrated it says what to run, exit 2", () => {
+    s = pgSchema(url);
+    const never = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--once", "--store", s.url]);
+    expect(never.code).toBe(2);
+    expect(never.stderr).toMatch(/^pulse: --store: .*run pulse store migrate --store .*\n$/);
+    expect(runBin("pulse", ["store", "migrate", "--store", s.url]).code).toBe(0);
+    const ran = runBin("pulse", ["run", "manifests/prism.benchmark.yaml", "--once", "--store", s.url]);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/1 iteration; every loop ran once/);
   });
 
   it("pulse run --fleet on a schema never migrated says what to run, exit 2", async () => {
