@@ -150,7 +150,7 @@ describe("the signal server", () => {
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = connect(port, "127.0.0.1", () => {
           // Headers only: a server that waited for the 100 MB body would never answer.
-          socket.write(`POST /loops/t.b/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 100000000\r\n\r\n{`);
+          socket.write(`POST /loops/t.b/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 100000000\r\n\r\n{`);
         });
         let text = "";
         socket.on("data", (d) => {
