@@ -7,6 +7,11 @@ import { dirname, resolve } from "node:path";
 import { createDriver } from "../../adapters/agents/create-driver.js";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
+import { MemoryAgentProcesses } from "../../adapters/memory/agent-processes.js";
+import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";
+import { ProcessReaper } from "../../adapters/agents/cli/reaper.js";
+import type { AgentProcesses } from "../coding/agent-processes.js";
+import type { Reaper } from "../coding/reaper.js";
 import { desktopChannel, Notifier, terminalChannel, webhookChannel, type NotifierChannel } from "../coding/notifier.js";
 import { loadSessionProfile, type SessionProfile } from "../coding/session/profile.js";
 import type { SessionRecord, SessionRecords } from "../coding/session/records.js";
@@ -25,6 +30,9 @@ export interface Sessions {
   records: SessionRecords;
   service: SessionService;
   profile: SessionProfile;
+  /** The agent processes sessions have running, and what stops those a dead runner left. */
+  processes: AgentProcesses;
+  reaper: Reaper;
   /** The file the records are in (undefined for memory). */
   storePath?: string;
   runner(options?: { notify?: string[]; terminal?: boolean; io?: CliIO }): Promise<{ runner: SessionRunner; notifier: Notifier }>;
@@ -43,11 +51,21 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
   const profile = loadSessionProfile(options.profile === undefined ? undefined : resolve(io.cwd, options.profile));
   const storePath = storePathOf(options.store, io);
   const records: SessionRecords = storePath === undefined ? new MemorySessionRecords() : SqliteSessionRecords.open(storePath);
-  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, worktreesDir: worktreesDir(io.env), ...(storePath ? { stateDir: dirname(storePath) } : {}) }, (draft) => checkSession(draft, profile, storePath, io));
+  let processes: AgentProcesses;
+  try {
+    processes = storePath === undefined ? new MemoryAgentProcesses() : SqliteAgentProcesses.open(storePath);
+  } catch (e) {
+    void records.close();
+    throw e;
+  }
+  const reaper = new ProcessReaper(processes);
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, worktreesDir: worktreesDir(io.env), ...(storePath ? { stateDir: dirname(storePath) } : {}) }, (draft) => checkSession(draft, profile, storePath, io), reaper);
   return {
     records,
     service,
     profile,
+    processes,
+    reaper,
     ...(storePath ? { storePath } : {}),
     runner: async (o = {}) => {
       const channels: NotifierChannel[] = [];
@@ -60,12 +78,17 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
         records,
         profile,
         notifier,
+        processes,
+        reaper,
         driverFor: (s) => driverFor(s, profile, storePath, io, true),
         ...(storePath ? { stateDir: dirname(storePath) } : {}),
       });
       return { runner, notifier };
     },
-    close: () => records.close(),
+    close: async () => {
+      await processes.close();
+      await records.close();
+    },
   };
 }
 

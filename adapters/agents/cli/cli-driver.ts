@@ -192,6 +192,7 @@ export class CliDriver implements AgentDriver {
             if (stderrLines.length < 200) stderrLines.push(line);
           },
           ...(runOptions.signal ? { signal: runOptions.signal } : {}),
+          ...(runOptions.onSpawn ? { onSpawn: runOptions.onSpawn } : {}),
         },
       );
       return this.toResult(outcome, state, stderrLines, warnings, started);
