@@ -41,6 +41,9 @@ $XDG_STATE_HOME/pulse/worktrees), on branch pulse/session/<short id> (or --branc
 --base): your checkout is never touched. pulse session status ID says how to review and merge it.
 --in-place works in your checkout instead, and refuses a dirty one unless --allow-dirty.
 
+SIGTERM or a first Ctrl-C pauses: a turn still going after --stop-grace seconds (default 10)
+is stopped, its work kept in a recovery commit; a second signal stops it at once.
+
 Every command takes --store (default $PULSE_STORE or .pulse/pulse.db); an ID may be shortened
 to a unique prefix of at least 4 characters. Exit codes of start and resume: 0 complete or
 paused, 1 failed or aborted, 2 usage error, 4 blocked.`;

@@ -186,3 +186,47 @@ describe("SIGTERM", () => {
     expect(gitLog(repo)).toEqual(["feat: done", "initial"]);
   }, 30_000);
 });
+
+describe("pulse serve", () => {
+  it("on SIGTERM pauses the session it runs within grace + 2 s, the turn stopped and its work kept; SIGKILL of serve leaves no agent either", async () => {
+    const { repo, store, script, pulse } = setup([{ shell: ["echo wip > wip.txt; trap '' TERM; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
+    const start = () => {
+      const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "serve", "--listen", "0", "--store", store, "--allow-scripts", repo, "--stop-grace", "1"], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo }, stdio: ["ignore", "pipe", "pipe"] });
+      children.push(child);
+      const exited = new Promise<number>((r) => child.on("exit", () => r(Date.now())));
+      const url = new Promise<string>((ok) => {
+        let out = "";
+        child.stdout!.on("data", (d: Buffer) => {
+          out += d.toString();
+          const m = /serving sessions at (http:\/\/\S+)\/api\/pulse/.exec(out);
+          if (m) ok(m[1]!);
+        });
+      });
+      return { child, exited, url };
+    };
+    const begin = async (url: string) => {
+      const res = await fetch(`${url}/api/pulse/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ goal: "served", repo, driver: "scripted", script }) });
+      expect(res.status).toBe(201);
+      await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+    };
+
+    const first = start();
+    await begin(await first.url);
+    const sent = Date.now();
+    first.child.kill("SIGTERM");
+    expect((await first.exited) - sent).toBeLessThan(3_000);
+    expect(agentsIn(repo)).toEqual([]);
+    const { id } = await recorded(store);
+    const d = json(pulse("status", id, "--json"));
+    expect(d.session.status).toBe("paused");
+    expect(d.session.status_reason).toMatch(/^interrupted by a signal to pulse serve \(process \d+\) during iteration 1; what the agent left is in recovery commit [0-9a-f]{8}; resume with/);
+
+    // The near miss of a graceful stop: serve killed outright; its agent is still stopped by its watchdog.
+    spawnSync("git", ["reset", "-q", "--hard", "HEAD~1"], { cwd: repo });
+    const second = start();
+    await begin(await second.url);
+    second.child.kill("SIGKILL");
+    await second.exited;
+    await until(() => (agentsIn(repo).length === 0 ? true : undefined), 4_000);
+  }, 60_000);
+});

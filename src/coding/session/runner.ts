@@ -78,7 +78,7 @@ export class SessionRunner {
   /**
    * A signal to this process (SIGTERM, Ctrl-C): the session pauses after the current turn if
    * that turn ends within `graceMs`; when the grace runs out (or at once, on a second call) the
-   * turn is stopped: the agent's group gets SIGTERM and what remains SIGKILL a second later.
+   * turn is stopped: the agent's group gets SIGTERM and what remains SIGKILL half a second later.
    * Either way the session ends `paused`, what the agent left kept in a recovery commit.
    */
   interrupt(id: string, why: string, graceMs: number): boolean {
@@ -95,7 +95,7 @@ export class SessionRunner {
       return true;
     }
     run.interrupted = why;
-    run.interruptTimer = setTimeout(() => stopNow(1_000), graceMs);
+    run.interruptTimer = setTimeout(() => stopNow(500), graceMs);
     run.interruptTimer.unref();
     return true;
   }
