@@ -102,7 +102,12 @@ describe("an agent never outlives its pulse", () => {
     const { repo, store, script, background } = setup([{ shell: ["echo started > wip.txt; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
     const run = background("start", "--goal", "hang in a shell", "--driver", "scripted", "--script", script);
     await until(() => (agentsIn(repo).length > 0 ? true : undefined));
-    const seen = await recorded(store);
+    // Recorded as it starts (right after the kernel gave it its pid).
+    let seen = await recorded(store);
+    for (let i = 0; i < 40 && seen.markers.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = await recorded(store);
+    }
     expect(seen.markers).toHaveLength(1);
     expect(marked(seen.markers[0]!).length).toBeGreaterThan(0);
     run.child.kill("SIGKILL");

@@ -118,9 +118,9 @@ describe("a crashed session's leftover agent", () => {
     const { repo, store, id, leftover } = await crashed();
     const r = runBin("pulse", ["session", "abort", id, "--store", store], { cwd: repo, env: { HOME: repo } });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/aborted while running; unfinished work kept in recovery commit [0-9a-f]{8}/);
+    expect(r.stdout).toMatch(/aborted while interrupted; unfinished work kept in recovery commit [0-9a-f]{8}/);
     expect(await exited(leftover)).toBe("SIGTERM");
-    expect(gitLog(repo)[0]).toBe(`[RECOVERY] session ${id} aborted while running`);
+    expect(gitLog(repo)[0]).toBe(`[RECOVERY] session ${id} aborted while interrupted`);
   }, 30_000);
 
   it("pulse session resume kills it before its first turn", async () => {
