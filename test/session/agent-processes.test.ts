@@ -235,3 +235,36 @@ describe("pulse serve", () => {
     await until(() => (agentsIn(repo).length === 0 ? true : undefined), 4_000);
   }, 60_000);
 });
+
+describe("--stop-grace and a second signal", () => {
+  it("a second SIGTERM stops the turn at once, long before the grace", async () => {
+    const { repo, store, script, pulse, background } = setup([{ shell: ["echo wip > wip.txt; trap '' TERM; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
+    const run = background("start", "--goal", "stop me now", "--driver", "scripted", "--script", script, "--stop-grace", "60");
+    await until(() => (existsSync(join(repo, "wip.txt")) && agentsIn(repo).length > 0 ? true : undefined));
+    const sent = Date.now();
+    run.child.kill("SIGTERM");
+    await until(() => (/SIGTERM: pausing/.test(run.output()) ? true : undefined));
+    run.child.kill("SIGTERM");
+    const { code, at } = await run.exited;
+    expect(at - sent, run.output()).toBeLessThan(4_000);
+    expect(code, run.output()).toBe(0);
+    expect(run.output()).toContain("SIGTERM again: stopping the turn now");
+    expect(run.output()).not.toContain("Continuing...");
+    expect(agentsIn(repo)).toEqual([]);
+    const { id } = await recorded(store);
+    expect(json(pulse("status", id, "--json")).session.status_reason).toMatch(/^interrupted by SIGTERM during iteration 1; what the agent left is in recovery commit/);
+  }, 30_000);
+
+  it("refuses a --stop-grace that is no number of seconds in one line, before recording a session; a fraction is accepted", () => {
+    const { script, pulse } = setup([{ text: "<signal>COMPLETE</signal>" }]);
+    for (const bad of ["abc", "-1", "10s", "3601"]) {
+      const r = pulse("start", "--goal", "g", "--driver", "scripted", "--script", script, "--stop-grace", bad);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`pulse session: --stop-grace: takes seconds from 0 to 3600, not ${JSON.stringify(bad)}\n`);
+    }
+    expect(pulse("list").stdout).toBe("no sessions\n");
+    const ok = pulse("start", "--goal", "g", "--driver", "scripted", "--script", script, "--stop-grace", "0.5");
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain("complete after 1 iteration");
+  }, 30_000);
+});

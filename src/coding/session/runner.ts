@@ -223,7 +223,8 @@ export class SessionRunner {
         const v = out.decision;
         run.emit({ type: "iteration.finished", session_id: id, iteration: out.record, verdict: v, warnings: out.warnings });
         if (v.action === "stop" && v.reason === "aborted") return await this.finishAborted(run);
-        if (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked")) {
+        // A signal pauses the session next: "Continuing..." would be untrue.
+        if (run.interrupted === undefined && (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked"))) {
           const summary = out.record.status === "complete" ? (out.record.output_summary ?? "") : `the agent's call ended ${out.record.status} (${out.record.error ?? "no reason given"})`;
           this.o.notifier?.notify({ kind: "iteration", message: messages.iteration(number, run.session.max_iterations, summary), loopId: SESSION_LOOP_ID, sessionId: id, iteration: number });
         }
