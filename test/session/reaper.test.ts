@@ -6,6 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProcessReaper } from "../../adapters/agents/cli/reaper.js";
@@ -89,6 +90,24 @@ describe("the reaper", () => {
     expect(seen[0]).toMatchObject({ pid: out.pid, pgid: out.pid, marker });
     expect(Number(pgid)).toBe(out.pid);
     expect(seen[0]!.startTime).toBeGreaterThan(0);
+  });
+});
+
+describe("an agent's leftovers when it exits normally", () => {
+  it("a descendant that left the group and every pipe (setsid … &) is stopped too; the near miss, a process without the marker, is not", async () => {
+    const bystander = agent();
+    let marker = "";
+    const out = await runProcess(
+      { command: "bash", args: ["-c", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!"], cwd: process.cwd(), env: { PATH: process.env.PATH ?? "" }, killGraceMs: 300 },
+      { onSpawn: (i) => (marker = i.marker) },
+    );
+    expect(out.reason).toBe("exited");
+    const escaped = Number(out.stdout.trim());
+    expect(marker).not.toBe("");
+    const end = Date.now() + 3_000;
+    while (Date.now() < end && existsSync(`/proc/${escaped}`) && !readFileSync(`/proc/${escaped}/stat`, "utf8").includes(") Z ")) await new Promise((r) => setTimeout(r, 50));
+    expect(!existsSync(`/proc/${escaped}`) || readFileSync(`/proc/${escaped}/stat`, "utf8").includes(") Z ")).toBe(true);
+    expect(alive(bystander)).toBe(true);
   });
 });
 

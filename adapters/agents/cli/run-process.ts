@@ -192,9 +192,10 @@ export function runProcess(spec: ProcessSpec, handlers: ProcessHandlers = {}): P
       exit = { code, signal };
       if (silenceTimer) clearTimeout(silenceTimer);
       // Whatever the agent left running is an orphan now: its group, and anything carrying the
-      // run's marker that escaped the group (looked for only when something is evidently left).
-      if (pid !== undefined && (groupAlive(pid) || streamsOpen > 0)) {
-        const left = processesMarked(RUN_MARKER, marker);
+      // run's marker that escaped the group, even detached from every pipe (`setsid cmd &`): its
+      // records are dropped when the turn ends, so nothing would find it later.
+      const left = pid === undefined ? [] : processesMarked(RUN_MARKER, marker);
+      if (pid !== undefined && (groupAlive(pid) || streamsOpen > 0 || left.length > 0)) {
         signalAll(pid, left, "SIGTERM");
         later(() => signalAll(pid, [...new Set([...left, ...processesMarked(RUN_MARKER, marker)])], "SIGKILL"), killGrace);
       }
