@@ -240,22 +240,22 @@ describe("pulse serve", () => {
 });
 
 describe("--stop-grace and a second signal", () => {
-  it("a second SIGTERM stops the turn at once, long before the grace", async () => {
+  it("a second Ctrl-C (SIGINT) stops the turn at once, long before the grace; the first one pauses as SIGTERM does", async () => {
     const { repo, store, script, pulse, background } = setup([{ shell: ["echo wip > wip.txt; trap '' TERM; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
     const run = background("start", "--goal", "stop me now", "--driver", "scripted", "--script", script, "--stop-grace", "60");
     await until(() => (agentsIn(repo).length > 0 ? true : undefined));
     const sent = Date.now();
-    run.child.kill("SIGTERM");
-    await until(() => (/SIGTERM: pausing/.test(run.output()) ? true : undefined));
-    run.child.kill("SIGTERM");
+    run.child.kill("SIGINT");
+    await until(() => (/SIGINT: pausing/.test(run.output()) ? true : undefined));
+    run.child.kill("SIGINT");
     const { code, at } = await run.exited;
     expect(at - sent, run.output()).toBeLessThan(4_000);
     expect(code, run.output()).toBe(0);
-    expect(run.output()).toContain("SIGTERM again: stopping the turn now");
+    expect(run.output()).toContain("SIGINT again: stopping the turn now");
     expect(run.output()).not.toContain("Continuing...");
     expect(agentsIn(repo)).toEqual([]);
     const { id } = await recorded(store);
-    expect(json(pulse("status", id, "--json")).session.status_reason).toMatch(/^interrupted by SIGTERM during iteration 1; what the agent left is in recovery commit/);
+    expect(json(pulse("status", id, "--json")).session.status_reason).toMatch(/^interrupted by SIGINT during iteration 1; what the agent left is in recovery commit/);
   }, 30_000);
 
   it("refuses a --stop-grace that is no number of seconds in one line, before recording a session; a fraction is accepted", () => {
