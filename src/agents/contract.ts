@@ -118,6 +118,12 @@ export interface RunOptions {
    * what a caller records so that a later pulse can find and stop it if this one dies.
    */
   onSpawn?: (info: SpawnInfo) => void;
+  /**
+   * The run marker set in the environment of every process the driver starts for the call (else
+   * one of its own). A caller that records it before the call can find the call's processes by it
+   * even if it dies between a spawn and its onSpawn record.
+   */
+  marker?: string;
 }
 
 /** A started agent process: `startTime` (clock ticks since boot) tells it from a later process given the same pid. */

@@ -56,6 +56,20 @@ describe("the reaper", () => {
     expect(await exited(other)).toBe("SIGTERM");
   });
 
+  it("finds a turn's process by the marker recorded before it started (pulse died before its pid was recorded), and spares another marker's", async () => {
+    const processes = new MemoryAgentProcesses();
+    const reaper = new ProcessReaper(processes, { graceMs: 500 });
+    const marker = `pulse-session-s2-1-${randomUUID().slice(0, 8)}`;
+    const ours = agent(marker);
+    const theirs = agent(`pulse-session-s3-1-${randomUUID().slice(0, 8)}`);
+    await processes.record("s2", 1, { pid: 0, pgid: 0, startTime: 0, marker });
+    const report = await reaper.reap("s2");
+    expect(report).toEqual({ killed: [ours.pid], skipped: [] });
+    expect(await exited(ours)).toBe("SIGTERM");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(alive(theirs)).toBe(true);
+  });
+
   it("kills what carries the run's marker though it left the group, even when the leader is long gone", async () => {
     const processes = new MemoryAgentProcesses();
     const marker = randomUUID();

@@ -193,6 +193,7 @@ export class CliDriver implements AgentDriver {
           },
           ...(runOptions.signal ? { signal: runOptions.signal } : {}),
           ...(runOptions.onSpawn ? { onSpawn: runOptions.onSpawn } : {}),
+          ...(runOptions.marker ? { marker: runOptions.marker } : {}),
         },
       );
       return this.toResult(outcome, state, stderrLines, warnings, started);

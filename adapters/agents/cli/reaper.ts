@@ -28,8 +28,11 @@ export class ProcessReaper implements Reaper {
       const groups: number[] = [];
       const pids = new Set<number>();
       for (const r of recorded) {
-        const start = procStart(r.pgid);
-        if (start === r.startTime || (start === undefined && groupAlive(r.pgid))) groups.push(r.pgid);
+        // A marker recorded before its turn started a process has no group (pid 0): found by marker only.
+        if (r.pgid > 1) {
+          const start = procStart(r.pgid);
+          if (start === r.startTime || (start === undefined && groupAlive(r.pgid))) groups.push(r.pgid);
+        }
         for (const p of processesMarked(RUN_MARKER, r.marker)) if (p !== process.pid) pids.add(p);
       }
       return { groups, pids: [...pids] };
@@ -39,7 +42,7 @@ export class ProcessReaper implements Reaper {
       for (const p of t.pids) tryKill(p, signal);
     };
     const first = targets();
-    for (const r of recorded) if (!first.groups.includes(r.pgid) && !first.pids.includes(r.pid)) report.skipped.push(r.pid);
+    for (const r of recorded) if (r.pid > 0 && !first.groups.includes(r.pgid) && !first.pids.includes(r.pid)) report.skipped.push(r.pid);
     report.killed = [...new Set([...first.groups, ...first.pids])];
     if (report.killed.length > 0) {
       send(first, "SIGTERM");

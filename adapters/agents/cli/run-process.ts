@@ -40,6 +40,8 @@ export interface ProcessHandlers {
   signal?: AbortSignal;
   /** The process as it starts (pid, group, start time, run marker): what a caller records. */
   onSpawn?: (info: { pid: number; pgid: number; startTime: number; marker: string }) => void;
+  /** The run marker to set (RunOptions.marker); else a new one. */
+  marker?: string;
 }
 
 /** `lingered`: it printed its final event but did not exit, and was stopped. */
@@ -85,7 +87,7 @@ export function runProcess(spec: ProcessSpec, handlers: ProcessHandlers = {}): P
     const timers: NodeJS.Timeout[] = [];
     let silenceTimer: NodeJS.Timeout | undefined;
 
-    const marker = randomUUID();
+    const marker = handlers.marker ?? randomUUID();
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: { ...spec.env, [RUN_MARKER]: marker },

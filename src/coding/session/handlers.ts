@@ -164,6 +164,10 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       await run.records.updateIteration(plan.iteration_id, { status: "running" });
       // Each process the agent starts is in the records from its first moment to the turn's end.
       const recorded: Promise<void>[] = [];
+      // The turn's marker is recorded before anything starts: a pulse killed between a spawn and its
+      // record still leaves what the reaper needs to find the process.
+      const marker = `pulse-session-${run.session.id}-${plan.iteration}-${randomUUID().slice(0, 8)}`;
+      await run.processes?.record(run.session.id, plan.iteration, { pid: 0, pgid: 0, startTime: 0, marker });
       const onSpawn = (info: SpawnInfo) => {
         if (run.processes) recorded.push(run.processes.record(run.session.id, plan.iteration, info).catch(() => undefined));
       };
@@ -183,7 +187,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
             terminalTools: [PULSE_SIGNAL_TOOL],
             ...((run.session.driver.model ?? d.model) ? { model: (run.session.driver.model ?? d.model)! } : {}),
           },
-          { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: plan.iteration, event }), onSpawn },
+          { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: plan.iteration, event }), onSpawn, marker },
         );
       } finally {
         await Promise.all(recorded);
