@@ -59,7 +59,7 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
     throw e;
   }
   const reaper = new ProcessReaper(processes);
-  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, worktreesDir: worktreesDir(io.env), ...(storePath ? { stateDir: dirname(storePath) } : {}) }, (draft) => checkSession(draft, profile, storePath, io), reaper);
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, verify: { checks: profile.verify.checks, each: profile.verify.each }, worktreesDir: worktreesDir(io.env), ...(storePath ? { stateDir: dirname(storePath) } : {}) }, (draft) => checkSession(draft, profile, storePath, io), reaper);
   return {
     records,
     service,
