@@ -31,6 +31,7 @@ import { IterationTracker } from "./tracker.js";
 import { waitsOf, type HostWait } from "./waiting.js";
 import { resumeInterrupted, takeOver, type TakenOver } from "./recovery.js";
 import type { FleetGate } from "../fleet/contracts.js";
+import { STORE_RETRY_MS, StoreWatch, type StoreFailure } from "./store-failure.js";
 
 export type { HostEvent } from "./host-events.js";
 export type { HostWait } from "./waiting.js";
@@ -66,6 +67,8 @@ export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
    * (default 100,000 ids and 16 MiB per loop; at least half of either is always remembered).
    */
   dedupe?: DedupeLimits;
+  /** How long loops paused by a store failure that may pass wait before they try again (default 10 s). */
+  storeRetryMs?: number;
 }
 
 /** How long stop() lets in-flight work finish by default, on the host's clock. */
@@ -112,6 +115,7 @@ export class Host {
   private readonly plumbing: SignalPlumbing;
   private readonly hooks: ReturnType<typeof hostHooks>;
   private readonly deliveryDeps: DeliveryDeps;
+  private readonly storeWatch: StoreWatch;
   /** Iterations started that count against maxIterations. */
   private admitted = 0;
   private started = false;
@@ -161,7 +165,23 @@ export class Host {
     });
     const store = runtime.store;
     this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(store ? { settle: (c, id, outcome, detail) => store.settle(c, id, outcome, detail) } : {}) };
+    this.storeWatch = new StoreWatch({
+      clock: this.clock,
+      retryMs: options.storeRetryMs ?? STORE_RETRY_MS,
+      emit: (e) => this.emit(e),
+      stopLoops: () => {
+        for (const h of this.hosted.values()) for (const d of h.drivers) d.stop();
+      },
+      loops: () => [...this.hosted.values()].map((h) => ({ id: h.loop.id, paused: h.loop.status() === "paused" })),
+      pause: (id) => this.pause(id),
+      resume: (id) => this.resume(id),
+    });
     runtime.subscribe((e) => this.emit(e));
+  }
+
+  /** The store failure that stopped or paused the loops, while it stands (store-failure.ts). */
+  get storeFailure(): StoreFailure | undefined {
+    return this.storeWatch.failure;
   }
 
   get workspace(): string {
@@ -174,6 +194,7 @@ export class Host {
 
   private emit(event: HostEvent): void {
     this.events.emit(event);
+    this.storeWatch.observe(event);
   }
 
   note(loopId: string, message: string): void {
@@ -244,6 +265,7 @@ export class Host {
   async stop(options: StopOptions = {}): Promise<StopResult> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.stopping = true;
+    this.storeWatch.close();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.stop();
     const deadline = new AbortController();
     let timedOut = false;
@@ -309,6 +331,8 @@ export class Host {
       return undefined;
     };
     if (this.stopping) return decline("the host is stopping");
+    const failed = this.storeWatch.refusal;
+    if (failed) return decline(failed);
     const status = loop.status();
     if (status === "stopped" || status === "paused") return decline(`the loop is ${status}`);
     // A degraded loop is not retried before its open circuits allow a probe: no spinning.
@@ -337,6 +361,8 @@ export class Host {
     const h = this.required(loopId);
     h.limiter?.admit(this.clock.now());
     if (this.stopping) throw new PulseError("HOST_STOPPING", "the host is stopping: no new iteration starts");
+    const failed = this.storeWatch.refusal;
+    if (failed) throw new PulseError("STORE_FAILED", failed);
     const spent = this.spent();
     if (spent) throw new PulseError("ITERATIONS_SPENT", spent);
     this.admitted++;
@@ -361,7 +387,9 @@ export class Host {
    * the same signal is taken when it comes again and can be.
    */
   async receive(loopId: string, envelope: unknown): Promise<Ack> {
-    if (this.stopped) throw new ReceiverUnavailableError(`the host running ${loopId} is stopped`);
+    // A store that failed cannot record the signal's iteration: the sender keeps it and retries.
+    const failed = this.stopped ? `the host running ${loopId} is stopped` : this.storeWatch.refusal;
+    if (failed) throw new ReceiverUnavailableError(failed);
     const h = this.hosted.get(loopId);
     if (!h) return { outcome: "rejected", reason: `no loop ${loopId} in this host` };
     if (h.loop.status() === "stopped") return { outcome: "rejected", reason: `loop ${loopId} is stopped` };

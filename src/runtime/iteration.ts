@@ -13,6 +13,7 @@ import { CircuitOpenError, InvariantViolation, LeaseLostError, LoopStoppedError,
 import type { EventStream, IterationStatus } from "./events.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { Journal } from "./journal.js";
+import { StoreError } from "../store/contracts.js";
 import { checkOutcomeGrounding } from "./invariants.js";
 
 /** A phase an interrupted iteration committed before it stopped. */
@@ -148,7 +149,8 @@ export class IterationExecutor {
       // The audit substrate itself failed (or a hook did): the iteration cannot be recorded further.
       const err = e instanceof PulseError ? e : new PulseError(e instanceof SubstrateUnavailableError ? "SUBSTRATE_UNAVAILABLE" : "ITERATION_FAILED", (e as Error)?.message ?? String(e), { cause: e });
       result.status = err instanceof CircuitOpenError || e instanceof SubstrateUnavailableError ? "degraded" : "failed";
-      result.error = { code: err.code, message: err.message };
+      // A store that failed under the phase keeps its own code: the host stops (or pauses) on it.
+      result.error = e instanceof StoreError ? { code: e.code, message: e.message } : { code: err.code, message: err.message };
     }
 
     const lost = this.fence(workspaceId);
