@@ -17,8 +17,9 @@ import { StoreAudit } from "../shared/store-audit.js";
 import { openDatabase, storeError, type Database, type Statement } from "./driver.js";
 import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
-import { eventOf, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
+import { eventOf, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
 import { StoreError } from "../../src/store/contracts.js";
+import { TrailCheck, withTraceProblems } from "../../src/store/audit-journal.js";
 
 export const STORE_COMPONENT = "store";
 export const STORE_SCHEMA_VERSION = STORE_MIGRATIONS.length;
@@ -328,19 +329,21 @@ export class SqliteStore implements Store {
       const chains = new Map<string, ChainLink[]>();
       const checkpoints = new Map((this.s.checkpoints!.all() as { workspace_id: string; next_seq: number; head: string }[]).map((c) => [c.workspace_id, c]));
       for (const ws of checkpoints.keys()) chains.set(ws, []);
+      const trails = new TrailCheck();
       for (const r of this.s.allEvents!.iterate() as IterableIterator<AuditRow>) {
         if (workspaceId !== undefined && r.workspace_id !== workspaceId) continue;
         let links = chains.get(r.workspace_id);
         if (!links) chains.set(r.workspace_id, (links = []));
         links.push({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash });
+        trails.add(r);
       }
-      return [...chains]
+      const reports = [...chains]
         .filter(([ws]) => workspaceId === undefined || ws === workspaceId)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([workspace_id, links]) => {
           const c = checkpoints.get(workspace_id);
           return { workspace_id, ...verifyChain(links, c && { next_seq: c.next_seq, hash: c.head, reached: true }) };
         });
+      return withTraceProblems(reports, trails.problems(journalIterations(this.db, workspaceId)));
     });
   }
 

@@ -10,11 +10,10 @@ import { PulseError, type PulseError as PulseErrorType } from "../runtime/errors
 import type { IterationRequest, IterationResult } from "../runtime/iteration-result.js";
 import type { Loop } from "../runtime/loop.js";
 import { mutantOf } from "../runtime/mutants.js";
-import { Runtime, type LoadOptions, type RuntimeOptions } from "../runtime/runtime.js";
+import { Runtime, type LoadOptions } from "../runtime/runtime.js";
 import { initSignatures } from "../runtime/signature.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
-import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver, type Transport } from "../connections/contracts.js";
-import type { DedupeLimits } from "../connections/dedupe.js";
+import { ReceiverUnavailableError, type Ack, type Emission, type SignalReceiver } from "../connections/contracts.js";
 import type { PulseCloudEvent } from "../tokens/types.js";
 import { sendUnsent } from "./outbox.js";
 import { holds, type Expr } from "../grammar/expression/index.js";
@@ -22,7 +21,7 @@ import type { CadenceContext, CadenceDriver } from "./cadence/driver.js";
 import type { RateLimiter } from "./cadence/rate-limit.js";
 import { armCadences } from "./arm.js";
 import { reportDelivery, type DeliveryDeps } from "./delivery.js";
-import { escalationEnvelope, type Escalation } from "./escalation.js";
+import { escalationEnvelope } from "./escalation.js";
 import { HostEvents, type HostEvent } from "./host-events.js";
 import { hostHooks } from "./hooks.js";
 import { SignalPlumbing } from "./plumbing.js";
@@ -30,68 +29,15 @@ import { signalRequest, type ConnectionEmitter } from "./signals.js";
 import { IterationTracker } from "./tracker.js";
 import { waitsOf, type HostWait } from "./waiting.js";
 import { resumeInterrupted, takeOver, type TakenOver } from "./recovery.js";
-import type { FleetGate } from "../fleet/contracts.js";
-import { STORE_RETRY_MS, StoreWatch, type StoreFailure } from "./store-failure.js";
+import { watchStore, type StoreFailure, type StoreWatch } from "./store-failure.js";
 
 export type { HostEvent } from "./host-events.js";
 export type { HostWait } from "./waiting.js";
-
-export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
-  /** Workspace of cadence-triggered iterations and of signals that name none. */
-  workspace?: string;
-  /** Carries signals to loops this host does not run (default: in-process only). */
-  transport?: Transport;
-  /** Stream URIs of streaming cadences, bound to sources. */
-  streams?: Record<string, AsyncIterable<unknown>>;
-  /** Upper bound on inner iterations an until_stable wait runs before it gives up. */
-  maxInnerIterations?: number;
-  /** Where escalations go that no parent loop takes: the host's human channel. */
-  onEscalation?: (escalation: Escalation) => void | Promise<void>;
-  /** Backoff of signal redelivery. */
-  signalRetry?: { baseMs: number; maxMs: number };
-  /**
-   * A fleet this host shares its loops with: cadences run an iteration only when the fleet
-   * admits it (this host holds the loop's lease), and signals to this host's own loops go through
-   * `transport` too, to whichever host holds the target loop.
-   */
-  fleet?: FleetGate;
-  /**
-   * Start at most this many iterations in all, whatever starts them (cadences, triggers, events,
-   * signals); inner-loop iterations run inside the outer iteration that waits for them and are
-   * not counted. Past it, cadences decline, triggers throw ITERATIONS_SPENT and arriving signals
-   * are rejected with that reason (`pulse run --iterations`).
-   */
-  maxIterations?: number;
-  /**
-   * Bounds of the window of received signal ids each loop remembers to run every signal once
-   * (default 100,000 ids and 16 MiB per loop; at least half of either is always remembered).
-   */
-  dedupe?: DedupeLimits;
-  /** How long loops paused by a store failure that may pass wait before they try again (default 10 s). */
-  storeRetryMs?: number;
-}
+export type { HostOptions, StopOptions, StopResult } from "./host-options.js";
+import type { HostOptions, StopOptions, StopResult } from "./host-options.js";
 
 /** How long stop() lets in-flight work finish by default, on the host's clock. */
 export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
-
-export interface StopOptions {
-  /**
-   * How long in-flight iterations and undelivered signals get to finish (default 10 s, on the
-   * host's clock). Past it, signals not yet acknowledged are dropped (reason "stopped", audited)
-   * and stop() resolves; iterations still running finish on their own, and their signals are
-   * dropped the same way.
-   */
-  timeoutMs?: number;
-}
-
-export interface StopResult {
-  /** True when the deadline passed before everything finished. */
-  timedOut: boolean;
-  /** Signals dropped because they were still unacknowledged at the end. */
-  signalsDropped: number;
-  /** Iterations still running when stop() resolved (0 unless timedOut). */
-  iterationsRunning: number;
-}
 
 interface Hosted {
   loop: Loop;
@@ -165,17 +111,7 @@ export class Host {
     });
     const store = runtime.store;
     this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(store ? { settle: (c, id, outcome, detail) => store.settle(c, id, outcome, detail) } : {}) };
-    this.storeWatch = new StoreWatch({
-      clock: this.clock,
-      retryMs: options.storeRetryMs ?? STORE_RETRY_MS,
-      emit: (e) => this.emit(e),
-      stopLoops: () => {
-        for (const h of this.hosted.values()) for (const d of h.drivers) d.stop();
-      },
-      loops: () => [...this.hosted.values()].map((h) => ({ id: h.loop.id, paused: h.loop.status() === "paused" })),
-      pause: (id) => this.pause(id),
-      resume: (id) => this.resume(id),
-    });
+    this.storeWatch = watchStore(this.hosted, { clock: this.clock, retryMs: options.storeRetryMs, emit: (e) => this.emit(e), pause: (id) => this.pause(id), resume: (id) => this.resume(id) });
     runtime.subscribe((e) => this.emit(e));
   }
 

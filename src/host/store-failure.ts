@@ -115,3 +115,18 @@ export class StoreWatch {
     this.retry = undefined;
   }
 }
+
+/** The watch of a host's loops (`hosted`: its loops by id, with their cadence drivers). */
+export function watchStore(
+  hosted: ReadonlyMap<string, { loop: { id: string; status(): string }; drivers: { stop(): void }[] }>,
+  d: { clock: Clock; retryMs: number | undefined; emit(event: HostEvent): void; pause(loopId: string): void; resume(loopId: string): void },
+): StoreWatch {
+  return new StoreWatch({
+    ...d,
+    retryMs: d.retryMs ?? STORE_RETRY_MS,
+    stopLoops: () => {
+      for (const h of hosted.values()) for (const driver of h.drivers) driver.stop();
+    },
+    loops: () => [...hosted.values()].map((h) => ({ id: h.loop.id, paused: h.loop.status() === "paused" })),
+  });
+}

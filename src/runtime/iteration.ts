@@ -163,6 +163,9 @@ export class IterationExecutor {
       await audit.append(result.status === "completed" ? "iteration.completed" : "iteration.failed", null, iterationSignature, { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) });
       if (journal) {
         await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, finished: { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) }, counters: { iterations: ws.iterations, started: true } });
+        // Every unit is committed: what the delivery appends (signal.emitted) goes straight to
+        // the store, instead of being numbered and held for a unit that never comes (a seq gap).
+        audit.release();
         await deliver(it);
       }
     } catch (e) {

@@ -36,7 +36,7 @@ function versionOneFile(path: string): void {
   const idem = db.prepare("INSERT INTO idempotency (workspace_id, signature, loop_id, output, trace_id, created_at) VALUES ('ws_a', ?, 'examples.hello', ?, ?, ?)");
   idem.run("blake3:old", '{"a":1}', TRACE2, "2026-11-24T11:00:00.000Z");
   idem.run("blake3:new", '{"a":2}', TRACE, at);
-  const events = [event(0, { trace_id: TRACE2, event_id: `${TRACE2}-0` }), event(0), event(1)];
+  const events = [event(0, { trace_id: TRACE2, event_id: `${TRACE2}-0`, event_type: "iteration.completed", phase_id: null }), event(0, { phase_id: "observe" }), event(1)];
   let prev = GENESIS;
   const insert = db.prepare("INSERT INTO audit_events (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   events.forEach((e, i) => {
@@ -70,11 +70,11 @@ describe("SQLite store schema version 2", () => {
     expect((await store.queryAudit({ trace_id: TRACE, limit: 10 })).events.map((e) => e.event.event_id)).toEqual([`${TRACE}-0`, `${TRACE}-1`]);
     expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: true, events: 3 }]);
     // The resumed iteration goes on in the migrated file: its phase, its idempotency record, its events.
-    await store.commit({ ...base, phase: { phase_id: "decide", signature: "blake3:02", status: "completed", output: { d: 1 }, next: null }, idempotency: { workspace_id: "ws_a", signature: "blake3:newest", canonical: '{"d":1}' }, finished: { status: "completed", closed: true }, audit: [event(2)] });
+    await store.commit({ ...base, phase: { phase_id: "decide", signature: "blake3:02", status: "completed", output: { d: 1 }, next: null }, idempotency: { workspace_id: "ws_a", signature: "blake3:newest", canonical: '{"d":1}' }, finished: { status: "completed", closed: true }, audit: [event(2), event(3, { event_type: "iteration.completed", phase_id: null })] });
     expect(await store.interrupted("examples.hello")).toEqual([]);
     expect((await store.idempotency("examples.hello", 2)).map((r) => r.signature)).toEqual(["blake3:newest", "blake3:new"]);
-    expect((await store.queryAudit({ trace_id: TRACE, limit: 10 })).events.map((e) => e.chain_seq)).toEqual([1, 2, 3]);
-    expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: true, events: 4 }]);
+    expect((await store.queryAudit({ trace_id: TRACE, limit: 10 })).events.map((e) => e.chain_seq)).toEqual([1, 2, 3, 4]);
+    expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: true, events: 5 }]);
     await store.close();
   });
 
