@@ -34,7 +34,7 @@ const verify = (path: string) => runBin("pulse", ["audit", "verify", "--store", 
 /** Removes events behind the triggers, then re-links and re-hashes the rest of the chain and moves its checkpoint: a careful forger. */
 function cut(path: string, where: string): { trace_id: string; seq: number; event_type: string }[] {
   const db: Database = openDatabase(path);
-  db.exec("DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete");
+  db.exec("DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete; DROP TRIGGER audit_chains_no_delete; DROP TRIGGER audit_chains_forward_only");
   const removed = db.prepare(`SELECT trace_id, seq, event_type FROM audit_events WHERE ${where}`).all() as { trace_id: string; seq: number; event_type: string }[];
   db.prepare(`DELETE FROM audit_events WHERE ${where}`).run();
   let prev = GENESIS;

@@ -58,7 +58,7 @@ describe("SQLite store schema version 2", () => {
     const db = openDatabase(path);
     expect(db.prepare("SELECT version FROM pulse_schema_versions WHERE component = 'store'").get()).toEqual({ version: STORE_SCHEMA_VERSION });
     db.close();
-    expect(STORE_SCHEMA_VERSION).toBe(2);
+    expect(STORE_SCHEMA_VERSION).toBe(3);
     const [interrupted, ...none] = await store.interrupted("examples.hello");
     expect(none).toEqual([]);
     expect(interrupted).toMatchObject({ trace_id: TRACE, number: 2, phases: [{ phase_id: "observe", signature: "blake3:01", status: "completed", output: { seen: 1 }, next: "decide" }], audit_seq: 2 });
@@ -125,6 +125,29 @@ describe("SQLite store schema version 2", () => {
     expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: false, events: 3, broken: { chain_seq: 3, event_id: null, reason: "the chain should have at least 4 events and has 3: events were removed from its end" } }]);
     await store.close();
   });
+
+  it("the chain checkpoints are append-only too: plain SQL cannot move one back or delete it; the store moves it forward", async () => {
+    dir = tempDir();
+    const path = join(dir, "pulse.db");
+    let store = new SqliteStore(path);
+    await store.commit({ ...base, audit: [event(0), event(1), event(2)] });
+    await store.close();
+    const db = openDatabase(path);
+    const checkpoint = () => db.prepare("SELECT next_seq, head FROM audit_chains WHERE workspace_id = 'ws_a'").get() as { next_seq: number; head: string };
+    const before = checkpoint();
+    expect(before.next_seq).toBe(3);
+    // Before version 3 these passed, and events cut from the chain's end went unnamed.
+    expect(() => db.prepare("UPDATE audit_chains SET next_seq = 2").run()).toThrow(/audit chain checkpoints only move forward \(PULSE §7\.3\): UPDATE refused/);
+    expect(() => db.prepare("UPDATE audit_chains SET head = 'blake3:forged'").run()).toThrow(/only move forward/);
+    expect(() => db.prepare("DELETE FROM audit_chains").run()).toThrow(/audit chain checkpoints are append-only \(PULSE §7\.3\): DELETE refused/);
+    expect(checkpoint()).toEqual(before);
+    // The near miss: the store's own checkpoint, further along the chain, is written.
+    store = new SqliteStore(path);
+    await store.commit({ ...base, audit: [event(3)] });
+    await store.close();
+    expect(checkpoint().next_seq).toBe(4);
+    db.close();
+  });
 });
 
 describe("SQLite store schema version 2, read by a reader only", () => {
@@ -139,7 +162,7 @@ describe("SQLite store schema version 2, read by a reader only", () => {
       error = e;
     }
     expect(error).toMatchObject({ code: "STORE_TOO_OLD" });
-    expect((error as Error).message).toMatch(/schema version 1, written by an older pulse; this pulse reads store schema version 2/);
+    expect((error as Error).message).toMatch(/schema version 1, written by an older pulse; this pulse reads store schema version 3/);
     const db = openDatabase(path);
     expect(db.prepare("SELECT version FROM pulse_schema_versions WHERE component = 'store'").get()).toEqual({ version: 1 });
     db.close();

@@ -92,6 +92,11 @@ describeWith(await postgresService(), "PostgreSQL Store: what the database enfor
     await expect(asWorkspace("globex", () => c.query(`DELETE FROM ${t("audit_events")}`))).rejects.toThrow(/permission denied/);
     await expect(s.admin(`UPDATE ${t("audit_events")} SET event_type = 'forged'`)).rejects.toThrow(/append-only/);
     await expect(s.admin(`DELETE FROM ${t("audit_events")}`)).rejects.toThrow(/append-only/);
+    // The chain heads too, even to an owner: none moved back (it would hide events cut from the end), none deleted.
+    await expect(s.admin(`UPDATE ${t("audit_chains")} SET next_seq = next_seq - 1`)).rejects.toThrow(/audit chain heads only move forward \(PULSE §7\.3\): UPDATE refused/);
+    await expect(s.admin(`UPDATE ${t("audit_chains")} SET head = 'blake3:forged'`)).rejects.toThrow(/only move forward/);
+    await expect(s.admin(`DELETE FROM ${t("audit_chains")}`)).rejects.toThrow(/DELETE refused/);
+    await expect(s.admin(`TRUNCATE ${t("audit_chains")}`)).rejects.toThrow(/TRUNCATE refused/);
     // The near-miss: appending to its own workspace's audit is what the runtime does.
     await st.commit({ loop_id: "examples.hello", workspace_id: "globex", trace_id: TRACE, audit: [event(TRACE, 1, "globex")] });
     // The iteration inserted by hand has no audit event: verify's cross-check of the journal names it.
