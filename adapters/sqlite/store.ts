@@ -14,7 +14,7 @@ import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, Interrupte
 import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
-import { openDatabase, storeError, type Database, type Statement } from "./driver.js";
+import { checkIntegrity, openDatabase, storeError, type Database, type Statement } from "./driver.js";
 import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
 import { eventOf, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
@@ -78,6 +78,8 @@ export class SqliteStore implements Store {
     this.description = `sqlite ${options.display ?? path}`;
     this.db = openDatabase(path, options);
     try {
+      // A damaged file is not written to: what a write might make of its damaged pages is unknown.
+      if (!options.readonly) checkIntegrity(this.db, path);
       if (!options.readonly) migrateComponent(this.db, path, STORE_COMPONENT, STORE_MIGRATIONS, WRITTEN_BY);
       else checkReadable(this.db, path);
       this.s = prepareStatements(this.db);
@@ -325,6 +327,8 @@ export class SqliteStore implements Store {
 
   verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
     return this.read(() => {
+      // Damage in pages verify would not read (an index, a free page) is damage too.
+      checkIntegrity(this.db, this.path);
       // One pass over the trail: a workspace's events are in chain order by position.
       const chains = new Map<string, ChainLink[]>();
       const checkpoints = new Map((this.s.checkpoints!.all() as { workspace_id: string; next_seq: number; head: string }[]).map((c) => [c.workspace_id, c]));
@@ -367,7 +371,11 @@ export class SqliteStore implements Store {
 
   /** Every row of every table, table by table (pulse store export). */
   *rows(): Generator<{ table: string; row: Record<string, unknown> }> {
-    for (const table of STORE_TABLES) for (const row of this.db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).iterate() as IterableIterator<Record<string, unknown>>) yield { table, row };
+    try {
+      for (const table of STORE_TABLES) for (const row of this.db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).iterate() as IterableIterator<Record<string, unknown>>) yield { table, row };
+    } catch (error) {
+      throw storeError(this.path, error);
+    }
   }
 
   /** Rebuilds the file to its smallest size (pulse store vacuum). */

@@ -3,7 +3,7 @@
  * audit verify`: walks each workspace's hash chain and names the first broken link.
  */
 import type { Command } from "commander";
-import type { AuditFilter, Store, StoredAuditEvent } from "../store/contracts.js";
+import { StoreError, type AuditFilter, type Store, type StoredAuditEvent } from "../store/contracts.js";
 import { EXIT } from "./exit-codes.js";
 import { parseCount } from "./inputs.js";
 import type { CliIO } from "./io.js";
@@ -66,6 +66,11 @@ async function withStore(opts: { store?: string }, io: CliIO, command: string, u
   if (!store) return EXIT.problems;
   try {
     return await use(store);
+  } catch (error) {
+    // A file damaged where only this read reaches it: the same one line as at open.
+    if (!(error instanceof StoreError)) throw error;
+    io.stderr(`${command}: ${error.message}\n`);
+    return EXIT.problems;
   } finally {
     await store.close();
   }

@@ -19,6 +19,10 @@ export async function runStoreInfo(opts: { store?: string; json?: boolean }, io:
       for (const [table, n] of Object.entries(info.counts)) io.stdout(`  ${table.padEnd(14)} ${n}\n`);
     }
     return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    io.stderr(`pulse store info: ${error.message}\n`);
+    return EXIT.problems;
   } finally {
     await store.close();
   }
