@@ -140,5 +140,5 @@ CREATE TRIGGER audit_chains_forward_only BEFORE UPDATE ON audit_chains
 /** Migration n takes the store's tables from version n-1 to n. */
 export const STORE_MIGRATIONS: readonly string[] = [V1, V2, V3];
 
-/** The tables `pulse store info` counts and `pulse store export` writes (audit_traces is an index of audit_events). */
+/** The store's own tables, first in what `pulse store info` counts and `pulse store export` writes (which is every table in the file: store-statements.ts fileTables). */
 export const STORE_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_rows"] as const;

@@ -117,3 +117,15 @@ export function journalIterations(db: Database, workspaceId?: string): JournalIt
   for (const p of db.prepare("SELECT iteration_id, phase_id, status FROM phases ORDER BY id").iterate() as IterableIterator<{ iteration_id: number; phase_id: string; status: string }>) byId.get(p.iteration_id)?.phases.push({ phase_id: p.phase_id, status: p.status });
   return [...byId.values()];
 }
+
+/**
+ * Every table in the file, for `pulse store info` and `pulse store export`: the store's own
+ * (STORE_TABLES order) first, then the others any pulse writes there (the sessions' tables, the
+ * schema versions, the watermarks, the trace index), by name; `order` is how to read one in
+ * order (a WITHOUT ROWID table has no rowid: its primary key is its order).
+ */
+export function fileTables(db: Database, first: readonly string[]): { name: string; order: string }[] {
+  const all = db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all() as { name: string; sql: string }[];
+  const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
+  return all.sort((a, b) => rank(a.name) - rank(b.name)).map((t) => ({ name: t.name, order: /WITHOUT\s+ROWID/i.test(t.sql) ? "" : " ORDER BY rowid" }));
+}

@@ -17,7 +17,7 @@ import { StoreAudit } from "../shared/store-audit.js";
 import { checkIntegrity, openDatabase, storeError, type Database, type Statement } from "./driver.js";
 import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
-import { eventOf, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
+import { eventOf, fileTables, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
 import { StoreError } from "../../src/store/contracts.js";
 import { TrailCheck, withTraceProblems } from "../../src/store/audit-journal.js";
 
@@ -354,7 +354,7 @@ export class SqliteStore implements Store {
   info(): Promise<StoreInfo> {
     return this.read(() => {
       const counts: Record<string, number> = {};
-      for (const t of STORE_TABLES) counts[t] = (this.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+      for (const { name } of fileTables(this.db, STORE_TABLES)) counts[name] = (this.db.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
       // Most idempotency records are columns of their phase's row.
       counts.idempotency = (counts.idempotency ?? 0) + (this.db.prepare("SELECT count(*) AS n FROM phases WHERE idempotency_key IS NOT NULL").get() as { n: number }).n;
       let bytes = 0;
@@ -372,7 +372,7 @@ export class SqliteStore implements Store {
   /** Every row of every table, table by table (pulse store export). */
   *rows(): Generator<{ table: string; row: Record<string, unknown> }> {
     try {
-      for (const table of STORE_TABLES) for (const row of this.db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).iterate() as IterableIterator<Record<string, unknown>>) yield { table, row };
+      for (const { name, order } of fileTables(this.db, STORE_TABLES)) for (const row of this.db.prepare(`SELECT * FROM "${name}"${order}`).iterate() as IterableIterator<Record<string, unknown>>) yield { table: name, row };
     } catch (error) {
       throw storeError(this.path, error);
     }
