@@ -3,6 +3,7 @@
  * shared `.pulse/pulse.db`, or memory), the profile, the runtime with the embedded defaults, the
  * agent driver a session names, and the notifier's channels.
  */
+import { runChecks } from "../../adapters/agents/cli/checks.js";
 import { dirname, resolve } from "node:path";
 import { createDriver } from "../../adapters/agents/create-driver.js";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
@@ -80,6 +81,7 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
         notifier,
         processes,
         reaper,
+        checks: (commands, o) => runChecks(commands, { ...o, parentEnv: io.env }),
         driverFor: (s) => driverFor(s, profile, storePath, io, true),
         ...(storePath ? { stateDir: dirname(storePath) } : {}),
       });

@@ -46,6 +46,8 @@ export function viewLine(e: SessionEvent): string | undefined {
       return e.event.type === "tool_call" ? `    → ${e.event.call.name}` : e.event.type === "error" ? `    ! ${e.event.kind}: ${e.event.message}` : undefined;
     case "iteration.finished":
       return [iterationLine(e.iteration, 0).replace(/^#(\d+)\/0/, `#$1`), ...e.warnings.map((w) => `    warning: ${w}`)].join("\n");
+    case "verify.baseline":
+      return e.checks.map((c) => `  baseline \`${c.command}\`: ${c.exit === 0 ? "passes" : `exit ${c.exit}, ${c.failures.length} failure(s) already (a COMPLETE is judged by new ones only)`}`).join("\n");
     case "session.finished":
       return sessionSummary(e.session);
   }

@@ -14,6 +14,9 @@ export interface CheckRun {
   durationMs: number;
 }
 
+/** Runs checks in a directory (bound where the program is assembled: adapters/agents/cli/checks.ts). */
+export type CheckRunner = (commands: readonly string[], options: { cwd: string; timeoutMs: number; signal?: AbortSignal; onSpawn?: (info: { pid: number; pgid: number; startTime: number; marker: string }) => void; marker?: string }) => Promise<CheckRun[]>;
+
 export interface CheckBaseline {
   command: string;
   exit: number;

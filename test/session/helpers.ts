@@ -1,4 +1,5 @@
 /** Temporary real git repositories and an in-process session runner for the session tests. */
+import { runChecks } from "../../adapters/agents/cli/checks.js";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,7 +58,7 @@ export async function harness(script: Script, options: { records?: SessionRecord
   const notes: Notification[] = [];
   const notifier = new Notifier([{ name: "test", send: async (n) => void notes.push(n) }]);
   const profile = { ...loadSessionProfile(), ...options.profile };
-  const runner = await SessionRunner.create({ runtime: await createRuntime(), records, profile, driverFor: () => driver, notifier });
+  const runner = await SessionRunner.create({ runtime: await createRuntime(), records, profile, driverFor: () => driver, notifier, checks: (commands, o) => runChecks(commands, { ...o, parentEnv: process.env }) });
   return { runner, records, driver, notes, notifier };
 }
 

@@ -119,15 +119,16 @@ describe("a session in its own worktree", () => {
       const final = await runner.run(s.id);
       expect(final.status).toBe("complete");
       expect(snapshot(dir)).toBe(before);
-      // The agent's commit and the recovery commit of what it left are on its branch, and on no other.
-      expect(gitLog(dir, branch).slice(0, 2)).toEqual([`[RECOVERY] session ${s.id}: left uncommitted when it ended complete`, "feat: app"]);
+      // The agent's commit and pulse's commit of what it left uncommitted are on its branch, and on no other.
+      expect(gitLog(dir, branch).slice(0, 2)).toEqual([expect.stringMatching(/^chore\(pulse\): iteration 2: /), "feat: app"]);
       const agentSha = g(dir, "rev-parse", `${branch}~1`).trim();
       expect(g(dir, "branch", "--contains", agentSha, "--format=%(refname:short)").trim()).toBe(branch);
       expect(g(dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads").replace(/^refs\/heads\/pulse\/session\/.*\n/m, "")).toBe(branchesBefore);
       // Its worktree is gone (the branch stays for review), and git knows no stale worktree.
       expect(existsSync(s.worktree_path!)).toBe(false);
       expect(g(dir, "worktree", "list", "--porcelain")).not.toContain(s.worktree_path!);
-      expect(final.status_reason).toMatch(/uncommitted work kept in recovery commit [0-9a-f]{8}/);
+      // What the agent left uncommitted was committed with its iteration: nothing was left to recover.
+      expect(final.status_reason).toBe("the agent signalled COMPLETE");
     }, 30_000);
   }
 
@@ -280,8 +281,8 @@ describe("an in-place session", () => {
     const s = await start({ repo: clean, inPlace: true });
     expect(s).toMatchObject({ worktree_path: null, branch_name: null });
     expect((await runner.run(s.id)).status).toBe("complete");
-    // Today's behaviour: the agent commits in the checkout, on its branch.
-    expect(gitLog(clean)[0]).toBe("feat: app");
+    // Today's behaviour: the agent commits in the checkout, on its branch (and what it left, with its iteration).
+    expect(gitLog(clean).slice(0, 2)).toEqual([expect.stringMatching(/^chore\(pulse\): iteration 2: /), "feat: app"]);
     await expect(start({ repo: clean, allowDirty: true })).rejects.toThrow(/^allowDirty: is for an in-place session/);
     await expect(start({ repo: clean, inPlace: true, base: "HEAD" })).rejects.toThrow(/^base: an in-place session/);
   }, 30_000);

@@ -10,6 +10,8 @@
  * run again with the same input (extract_evidence is idempotent) returns the same thing. What a
  * run shares across its iterations (its record, driver, guard, ledger, abort) is the run's.
  */
+import { compareToBaseline, describeVerdict, type GateVerdict } from "../gate.js";
+import { checkpoint } from "../worktree.js";
 import { PULSE_SIGNAL_TOOL } from "../completion-tools.js";
 import { randomUUID } from "node:crypto";
 import { createHash } from "node:crypto";
@@ -69,6 +71,10 @@ export interface IterationEvidence extends AgentTurn {
   signal: ResolvedSignal;
   hint: string | null;
   summary: string;
+  /** The checks' verdict (on a COMPLETE, or every turn with --verify-each); null when none ran. */
+  gate: GateVerdict | null;
+  /** What the agent named as unresolved (`<unresolved>…</unresolved>`), for the escape hatch. */
+  unresolved: string | null;
 }
 
 /** record_branch (the route phase) → learn, and learn → the runner. */
@@ -131,6 +137,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         progress: s.progress_log,
         prefetchTurns: run.profile.buildContext.prefetchTurns,
         ...(run.resumedAfter && iteration === s.current_iteration + 1 ? { resumedAfter: run.resumedAfter } : {}),
+        ...(previous?.status === "rejected" && previous.gate ? { rejected: { failures: describeVerdict(previous.gate), escape: (await run.records.iterations(s.id)).filter((i) => i.status === "rejected").length >= run.profile.verify.maxRejections } } : {}),
       });
       const sliceIds = [...new Set([...(anchor.turn ? [anchor.turn.id] : []), ...prefetched.map((e) => turnId(e.iteration))])].filter((id) => turns.some((t) => t.id === id));
       const slice = sliceIds.length > 0 ? `slice_${createHash("sha256").update(sliceIds.join(",")).digest("hex").slice(0, 12)}` : null;
@@ -201,12 +208,35 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const run = runOf(runs, ctx);
       const turn = ctx.input as AgentTurn;
       const { result } = turn;
-      const evidence = await collectEvidence(workdirOf(run.session), turn.start);
+      const s = run.session;
+      const cwd = workdirOf(s);
       const words = result.transcript || result.text;
       const signal = resolveSignal({ text: words, toolCalls: result.toolCalls, allowInference: run.profile.extract.allowInference });
+      // Every iteration leaves a commit: what the agent left uncommitted is committed on the session's
+      // branch (never in a user's checkout that was dirty when the turn started). Run again, it finds
+      // nothing left to commit, so the output is the same.
+      const mayCommit = s.worktree_path !== null || Object.keys(turn.start.dirtyAtStart).length === 0;
+      // A turn stopped by abort or a signal to pulse leaves its work to the recovery commit, which says so.
+      const stopped = result.status === "aborted" || run.controller.signal.aborted || run.interrupted !== undefined;
+      if (run.profile.extract.autoCommit && mayCommit && !stopped) {
+        const left = await collectEvidence(cwd, turn.start);
+        if (left.filesUncommitted.length > 0) {
+          const what = summarize(result.text || words, result.error?.message ?? "work in progress", 72);
+          await checkpoint(cwd, `chore(pulse): iteration ${turn.iteration}: ${what}\n\nPulse-Session: ${s.id}\nPulse-Iteration: ${turn.iteration}`);
+        }
+      }
+      const evidence = await collectEvidence(cwd, turn.start);
       const subject = evidence.commits.at(-1)?.subject ?? "";
       const summary = summarize(result.text || words, subject || (result.error?.message ?? "no output"), run.profile.extract.summaryChars);
-      return { ...turn, evidence, signal, hint: anchorHint(words)?.turnId ?? null, summary };
+      // Done means verified: a COMPLETE (or every turn, with --verify-each) is judged by the checks.
+      let gate: GateVerdict | null = null;
+      if (s.verify && result.status === "ok" && (signal.signal === "COMPLETE" || s.verify.each)) {
+        if (!run.checks) throw new Error("this runner cannot run the session's checks (--verify)");
+        const runs = await run.checks(s.verify.checks, { cwd, timeoutMs: run.profile.verify.timeoutMs, signal: AbortSignal.any([run.controller.signal, ctx.signal]) });
+        gate = compareToBaseline(runs, s.verify.baseline ?? []);
+      }
+      const unresolved = /<unresolved>([\s\S]*?)<\/unresolved>/i.exec(words)?.[1]?.trim() || null;
+      return { ...turn, evidence, signal, hint: anchorHint(words)?.turnId ?? null, summary, gate, unresolved };
     },
 
     record_branch: async (ctx): Promise<Branch> => {
@@ -215,7 +245,12 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const { result, evidence, signal } = x;
       const s = run.session;
       const entry = await run.ledger.record({ loopId: SESSION_LOOP_ID, sessionId: s.id, iteration: x.iteration, driver: run.driver.name, ...(result.model ? { model: result.model } : {}), ...(result.usage ? { usage: result.usage } : {}), ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) }, phaseAuditSink(ctx));
-      const status: IterationStatus = result.status === "ok" ? "complete" : result.status === "timeout" ? "timeout" : "failed";
+      // A COMPLETE the checks refuse is rejected (the next turn is told why), until the agent has been
+      // refused maxRejections times: then a COMPLETE ends the session blocked with what is unresolved.
+      const refused = signal.signal === "COMPLETE" && x.gate !== null && !x.gate.passed;
+      const rejections = refused ? (await run.records.iterations(s.id)).filter((i) => i.status === "rejected").length : 0;
+      const escape = refused && rejections >= run.profile.verify.maxRejections;
+      const status: IterationStatus = refused && !escape ? "rejected" : result.status === "ok" ? "complete" : result.status === "timeout" ? "timeout" : "failed";
       const commit = evidence.commits.length > 0 ? evidence.headSha : null;
       const record = await run.records.updateIteration(x.iteration_id, {
         status,
@@ -229,13 +264,15 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         anchor_hint_next: x.hint,
         tokens_used: entry.tokens || totalTokens(result.usage),
         cost_usd: entry.costUsd,
-        error: result.status === "ok" ? null : (result.error?.message ?? result.status),
+        error: result.status === "ok" ? (status === "rejected" ? `COMPLETE rejected: the checks gained failures:\n${describeVerdict(x.gate!)}` : null) : (result.error?.message ?? result.status),
+        gate: x.gate,
         finished_at: new Date().toISOString(),
       });
+      const unresolved = escape ? `completed with unresolved issues (the checks still fail after ${rejections} rejected COMPLETEs): ${x.unresolved ?? describeVerdict(x.gate!).replace(/\n\s*/g, "; ")}` : undefined;
       const decision = run.guard.afterIteration({
         status: result.status,
-        signal: signal.signal,
-        ...(signal.reason ? { signalReason: signal.reason } : {}),
+        signal: escape ? "BLOCKED" : refused ? "CONTINUE" : signal.signal,
+        ...(unresolved ? { signalReason: unresolved } : signal.reason ? { signalReason: signal.reason } : {}),
         progress: evidence.progress,
         tokens: entry.tokens,
         costUsd: entry.costUsd,

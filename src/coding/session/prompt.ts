@@ -18,12 +18,18 @@ export interface PromptInput {
   prefetchTurns: number;
   /** A reason the previous iteration blocked, when the session is resumed after it. */
   resumedAfter?: string;
+  /** The previous COMPLETE was rejected by the checks: what failed, and whether the escape hatch is open. */
+  rejected?: { failures: string; escape: boolean };
 }
 
 export function buildIterationPrompt(p: PromptInput): string {
   const parts: string[] = [];
   parts.push(`You are working autonomously on this goal, iteration ${p.iteration}${p.maxIterations > 0 ? ` of at most ${p.maxIterations}` : ""}:\n\n${p.goal}`);
   if (p.resumedAfter) parts.push(`The session was resumed by a person after it stopped with: ${p.resumedAfter}\nAssume the blocker has been dealt with, unless you find otherwise.`);
+  if (p.rejected) {
+    parts.push(`Your COMPLETE was not accepted: pulse ran the checks and they fail where they passed before you started:\n${p.rejected.failures}\nFix these, then signal COMPLETE again.`);
+    if (p.rejected.escape) parts.push("If you cannot resolve them, signal COMPLETE and name what remains in `<unresolved>…</unresolved>`: the session then ends blocked, for a person to review.");
+  }
   if (p.strategy === "prefetch" || p.strategy === "hybrid") {
     const recent = p.progress.slice(-p.prefetchTurns);
     if (recent.length > 0) parts.push(`Progress so far:\n${recent.map((e) => `- iteration ${e.iteration} (${e.signal})${e.commit ? ` [${e.commit.slice(0, 8)}]` : ""}: ${e.summary}`).join("\n")}`);

@@ -4,6 +4,7 @@
  * its guard and ledger, its abort, and where live events go. An iteration's own data goes from
  * phase to phase in their outputs, never through here.
  */
+import type { CheckBaseline, CheckRunner } from "../gate.js";
 import type { AgentDriver, AgentEvent } from "../../agents/contract.js";
 import type { AgentProcesses } from "../agent-processes.js";
 import type { CostLedger } from "../cost-ledger.js";
@@ -18,6 +19,7 @@ export type SessionEvent =
   | { type: "iteration.started"; session_id: string; iteration: number; max: number; anchor: ResolvedAnchor }
   | { type: "agent"; session_id: string; iteration: number; event: AgentEvent }
   | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[] }
+  | { type: "verify.baseline"; session_id: string; checks: CheckBaseline[] }
   | { type: "session.finished"; session: SessionRecord };
 
 export interface SessionRun {
@@ -37,6 +39,8 @@ export interface SessionRun {
   resumedAfter?: string;
   /** Where each agent process is recorded as it starts, for a later pulse to reap if this one dies. */
   processes?: AgentProcesses;
+  /** Runs the session's checks (--verify). */
+  checks?: CheckRunner;
   /** Why a signal to this process stopped the session (it ends paused, its work kept). */
   interrupted?: string;
   /** Stops the current turn when a signal's grace runs out. */

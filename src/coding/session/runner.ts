@@ -6,6 +6,7 @@
  * with a recovery commit of whatever it left in the tree. Pause and abort requested by another
  * process arrive through the records, polled while an iteration runs.
  */
+import { baselineOf, type CheckRunner } from "../gate.js";
 import type { AgentDriver } from "../../agents/contract.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { Loop } from "../../runtime/loop.js";
@@ -34,6 +35,8 @@ export interface SessionRunnerOptions {
   /** Where agent processes are recorded as they start; with `reaper`, what a dead runner left is stopped. */
   processes?: AgentProcesses;
   reaper?: Reaper;
+  /** Runs the session's checks (--verify); a session with checks needs it. */
+  checks?: CheckRunner;
 }
 
 export class SessionError extends Error {
@@ -159,10 +162,12 @@ export class SessionRunner {
         priorStored: false,
         ...(resumedAfter ? { resumedAfter } : {}),
         ...(this.o.processes ? { processes: this.o.processes } : {}),
+        ...(this.o.checks ? { checks: this.o.checks } : {}),
         emit,
       };
       this.runs.set(id, run);
       emit({ type: "session.started", session: s, resumed, ...(recovered ? { recovered } : {}) });
+      await this.takeBaseline(run);
       return await this.iterate(run);
     } catch (e) {
       // Whatever stopped it, the records say so: a session is never left "running" with no runner.
@@ -176,6 +181,17 @@ export class SessionRunner {
       this.runs.delete(id);
       lock.release();
     }
+  }
+
+  /** Before the first turn: each check's exit and failures, what a COMPLETE is judged against. */
+  private async takeBaseline(run: SessionRun): Promise<void> {
+    const s = run.session;
+    if (!s.verify || s.verify.baseline) return;
+    if (!run.checks) throw new Error("this runner cannot run the session's checks (--verify)");
+    const runs = await run.checks(s.verify.checks, { cwd: workdirOf(s), timeoutMs: this.o.profile.verify.timeoutMs, signal: run.controller.signal });
+    const baseline = runs.map(baselineOf);
+    run.session = await this.o.records.update(s.id, { verify: { ...s.verify, baseline } });
+    run.emit({ type: "verify.baseline", session_id: s.id, checks: baseline });
   }
 
   /** An iteration a dead runner left in flight: failed (interrupted), its leftovers kept in a recovery commit. */
