@@ -24,7 +24,7 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   if (!listen.loopback && token === undefined) throw new UsageError(`--listen ${opts.listen} serves sessions to other machines: give it a --token (or PULSE_TOKEN), which clients must send`);
   const maxSessions = parseMaxSessions(opts.maxSessions);
   const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
-  const sessions = openSessions(opts, io);
+  const sessions = await openSessions(opts, io);
   const { runner, notifier } = await sessions.runner({ io });
   const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
 
