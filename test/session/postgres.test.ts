@@ -7,6 +7,7 @@
  * session tables refused in one line (exit 2). Skipped with the reason where no PostgreSQL
  * answers, except under CI=true, where that fails.
  */
+import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -166,6 +167,35 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
       expect(theirs.isError).toBe(true);
     } finally {
       await client.close();
+    }
+  }, 60_000);
+
+  it("pulse serve --store postgres://… runs a session started over REST; another process reads it from the database", async () => {
+    const s = migrated();
+    const { script, pulse, repo, env } = setup([{ match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "feat: a", text: "<signal>CONTINUE</signal>" }, { text: "<signal>COMPLETE</signal>" }], s.appUrl);
+    const child = spawn(process.execPath, [BIN, "serve", "--listen", "0", "--store", s.appUrl, "--allow-scripts", repo], { cwd: repo, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout!.on("data", (d) => {
+          out += d;
+          const m = /serving sessions at (http:\/\/\S+)\/api\/pulse/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        child.once("exit", (code) => reject(new Error(`pulse serve exited ${code}: ${out}`)));
+      });
+      const res = await fetch(`${base}/api/pulse/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ goal: "Write a.js", projectPath: repo, driver: "scripted", script, maxIterations: 4 }) });
+      expect(res.status).toBe(201);
+      const id = ((await res.json()) as { session: { id: string } }).session.id;
+      const done = await until(() => {
+        const x = json(pulse("status", id, "--json")).session;
+        return x.status === "complete" ? x : undefined;
+      });
+      expect(done).toMatchObject({ created_by: "api", current_iteration: 2, total_commits: 1 });
+    } finally {
+      child.kill("SIGTERM");
+      await exited;
     }
   }, 60_000);
 
