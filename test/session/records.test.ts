@@ -15,7 +15,7 @@ import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { SqliteStore } from "../../adapters/sqlite/store.js";
 import { openDatabase } from "../../adapters/sqlite/driver.js";
 import type { NewSession, SessionRecords } from "../../src/coding/session/records.js";
-import { postgresService } from "../helpers/services.js";
+import { describeWith, postgresService } from "../helpers/services.js";
 import { migratedSchema } from "./postgres-helpers.js";
 
 const dirs: string[] = [];
@@ -84,6 +84,21 @@ describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
     await r.close();
   });
 
+  it("gives back every field as it was written, no more and no fewer", async () => {
+    const r = await open();
+    const created = await r.create(session("eeee1111-0000-4000-8000-000000000001", { worktree_path: "/tmp/wt/my-app-eeee1111", base_ref: "main", base_sha: "0123456789abcdef0123456789abcdef01234567", branch_name: "pulse/session/eeee1111" }));
+    const patch = { status: "blocked", last_signal: "BLOCKED", stop_reason: "no_progress", status_reason: "needs a key", control: "abort", runner_pid: 4242, total_cost_usd: 1.25, total_tokens_used: 3_000_000_000, driver: { name: "claude", model: "m", timeoutMs: 60_000 }, progress_log: [{ iteration: 1, signal: "BLOCKED", summary: "ünïcødé \"quoted\"", commit: null }] } as const;
+    const updated = await r.update(created.id, patch);
+    expect(await r.get(created.id)).toEqual(updated);
+    expect(updated).toEqual({ ...created, ...patch, updated_at: updated.updated_at });
+    const it1 = await r.addIteration({ id: "it-e1", session_id: created.id, iteration_number: 1, task_content: "t" });
+    const itPatch = { status: "timeout", signal: "BLOCKED", signal_source: "tag", signal_reason: "r", error: "e", anchor_resolution_ms: 1.5, anchor_salience: 0.25, anchor_depth: 3, tokens_used: 7, cost_usd: 0.5, files_changed: ["a b.ts", "{x}", "c,d"], finished_at: now() } as const;
+    const it2 = await r.updateIteration(it1.id, itPatch);
+    expect(it2).toEqual({ ...it1, ...itPatch });
+    expect(await r.iterations(created.id)).toEqual([it2]);
+    await r.close();
+  });
+
   it("lists newest first, filters by status, finds a unique id prefix", async () => {
     const r = await open();
     await r.create(session("aaaa1111-0000-4000-8000-000000000001"));
@@ -142,5 +157,29 @@ describe("SqliteSessionRecords in the shared file", () => {
     mkdirSync(d, { recursive: true });
     writeFileSync(path, "not a database at all, just text ".repeat(100));
     expect(() => SqliteSessionRecords.open(path)).toThrow(/not a pulse store/);
+  });
+});
+
+describeWith(pg, "PostgresSessionRecords in the store's schema", (url) => {
+  it("are migrated on a track of their own: a second migrate changes nothing, and tables from a newer pulse are refused by open and by migrate", async () => {
+    const { PostgresSessionRecords } = await import("../../adapters/postgres/session-records.js");
+    const { migrate, SCHEMA_VERSION, SESSION_SCHEMA_VERSION } = await import("../../adapters/postgres/index.js");
+    const s = migratedSchema(url);
+    drops.push(s.drop);
+    const versions = await s.admin(`SELECT key, value FROM "${s.schema}".meta ORDER BY key`);
+    expect(versions.rows).toEqual([
+      { key: "schema_version", value: String(SCHEMA_VERSION) },
+      { key: "session_schema_version", value: String(SESSION_SCHEMA_VERSION) },
+    ]);
+    expect((await migrate(s.url)).sessions).toEqual({ from: SESSION_SCHEMA_VERSION, to: SESSION_SCHEMA_VERSION });
+    // Owned by the owner role, like the store's tables; the runtime role may read and write them.
+    const owners = await s.admin("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'pulse_%'", [s.schema]);
+    expect(owners.rows).toEqual([{ tableowner: s.ownerRole }]);
+    const r = await PostgresSessionRecords.open(s.appUrl);
+    await r.create(session("dddd1111-0000-4000-8000-000000000001"));
+    await r.close();
+    await s.admin(`UPDATE "${s.schema}".meta SET value = '99' WHERE key = 'session_schema_version'`);
+    await expect(PostgresSessionRecords.open(s.appUrl)).rejects.toThrow(new RegExp(`session schema version 99\\); this pulse reads session schema versions up to ${SESSION_SCHEMA_VERSION}`));
+    await expect(migrate(s.url)).rejects.toThrow(/session schema version 99/);
   });
 });
