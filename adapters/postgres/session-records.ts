@@ -24,6 +24,7 @@ import {
 } from "../../src/coding/session/records.js";
 import { StoreError } from "../../src/store/contracts.js";
 import { parsePostgresUrl, PostgresAddressError } from "./address.js";
+import { PostgresAgentProcesses } from "./agent-processes.js";
 import { PostgresDatabase } from "./database.js";
 import { describePgError, PostgresStoreError } from "./errors.js";
 import { SESSION_SCHEMA_VERSION, sessionSchemaVersion, sessionsTooNew } from "./session-schema.js";
@@ -106,6 +107,11 @@ export class PostgresSessionRecords implements SessionRecords {
     } catch (error) {
       throw storeError(display, error);
     }
+  }
+
+  /** The agent process records of these sessions, over the same connections (closed with these). */
+  agentProcesses(): PostgresAgentProcesses {
+    return new PostgresAgentProcesses(this.db, (fn) => this.run(fn));
   }
 
   private async run<T>(fn: () => Promise<T>): Promise<T> {

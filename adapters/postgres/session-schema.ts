@@ -1,6 +1,6 @@
 /**
  * The coding sessions' tables in the PostgreSQL store (seed 000's `pulse_sessions` and
- * `pulse_iterations`, every column the SQLite ones have), created by `pulse store migrate` in the
+ * `pulse_iterations`, every column the SQLite ones have, and `pulse_agent_processes`), created by `pulse store migrate` in the
  * store's schema. They are versioned on a track of their own (the `session_schema_version` row of
  * `meta`), so that the store's SCHEMA_VERSION and the sessions' move independently and neither
  * renumbers the other.
@@ -15,7 +15,7 @@ import type pg from "pg";
 import type { PostgresAddress } from "./address.js";
 import { PostgresStoreError } from "./errors.js";
 
-export const SESSION_SCHEMA_VERSION = 1;
+export const SESSION_SCHEMA_VERSION = 2;
 export const SESSION_VERSION_KEY = "session_schema_version";
 
 function v1(a: PostgresAddress): string {
@@ -46,9 +46,23 @@ GRANT SELECT, INSERT, UPDATE ON ${q("pulse_sessions")}, ${q("pulse_iterations")}
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${a.schema}" TO "${a.appRole}";`;
 }
 
+/** 2: the agent processes sessions have running (what a later pulse's reaper stops after a dead runner). */
+function v2(a: PostgresAddress): string {
+  const q = (table: string) => `"${a.schema}".${table}`;
+  return `
+CREATE TABLE ${q("pulse_agent_processes")} (
+  session_id text NOT NULL, iteration integer NOT NULL, pid integer NOT NULL, pgid integer NOT NULL,
+  start_time bigint NOT NULL, marker text NOT NULL, runner_pid integer NOT NULL, recorded_at text NOT NULL,
+  seq bigint GENERATED ALWAYS AS IDENTITY,
+  PRIMARY KEY (session_id, marker)
+);
+GRANT SELECT, INSERT, UPDATE, DELETE ON ${q("pulse_agent_processes")} TO "${a.appRole}";
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${a.schema}" TO "${a.appRole}";`;
+}
+
 /** Migration n takes the session tables from version n to n + 1. */
 export function sessionMigrations(a: PostgresAddress): string[] {
-  return [v1(a)];
+  return [v1(a), v2(a)];
 }
 
 /** The session tables' version in a store's schema (0: none yet; the schema must have `meta`). */

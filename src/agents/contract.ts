@@ -113,6 +113,27 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Every event as it arrives, for live views and recorders. */
   onEvent?: (event: AgentEvent) => void;
+  /**
+   * Each process the driver starts for the call (the agent, a shell step or tool), as it starts:
+   * what a caller records so that a later pulse can find and stop it if this one dies.
+   */
+  onSpawn?: (info: SpawnInfo) => void;
+  /**
+   * The run marker set in the environment of every process the driver starts for the call (else
+   * one of its own). A caller that records it before the call can find the call's processes by it
+   * even if it dies between a spawn and its onSpawn record.
+   */
+  marker?: string;
+}
+
+/** A started agent process: `startTime` (clock ticks since boot) tells it from a later process given the same pid. */
+export interface SpawnInfo {
+  pid: number;
+  /** Its process group (it leads one of its own). */
+  pgid: number;
+  startTime: number;
+  /** The value of PULSE_AGENT_RUN in its environment, inherited by everything it starts. */
+  marker: string;
 }
 
 export interface AgentDriver {

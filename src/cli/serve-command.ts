@@ -15,7 +15,7 @@ import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { parseListen } from "./run-command.js";
 import { openSessions } from "./session-setup.js";
-import { parseMaxSessions, parseScriptDirs, type ServeOptions } from "./serve-options.js";
+import { parseMaxSessions, parseScriptDirs, parseStopGrace, type ServeOptions } from "./serve-options.js";
 
 export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (fn: () => void) => void }): Promise<number> {
   const listen = parseListen(opts.listen ?? "3002");
@@ -23,6 +23,7 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
   if (!listen.loopback && token === undefined) throw new UsageError(`--listen ${opts.listen} serves sessions to other machines: give it a --token (or PULSE_TOKEN), which clients must send`);
   const maxSessions = parseMaxSessions(opts.maxSessions);
+  const stopGraceMs = parseStopGrace(opts.stopGrace);
   const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
   const sessions = await openSessions(opts, io);
   const { runner, notifier } = await sessions.runner({ io });
@@ -56,8 +57,8 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   });
   io.stdout(`serving sessions at ${url}/api/pulse and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}at most ${maxSessions} running at once; ${scriptDirs.length ? `scripts from ${scriptDirs.join(", ")}` : "no scripts"}; Ctrl-C stops)\n`);
   await new Promise<void>((resolve) => stop.onStop(resolve));
-  io.stdout("stopping: sessions running here pause after their current iteration\n");
-  await api.pauseAll();
+  io.stdout(`stopping: sessions running here pause; a turn still going in ${stopGraceMs / 1000} s is stopped, its work kept in a recovery commit\n`);
+  await api.interruptAll(`interrupted by a signal to pulse serve (process ${process.pid})`, stopGraceMs);
   await api.settled();
   await notifier.flush();
   await new Promise<void>((resolve) => {

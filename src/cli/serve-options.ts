@@ -16,6 +16,7 @@ export interface ServeOptions {
   allowOrigin?: string[];
   allowScripts?: string[];
   maxSessions?: string;
+  stopGrace?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -25,6 +26,15 @@ export function parseMaxSessions(text: string | undefined): number {
   if (text === undefined) return availableParallelism();
   if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`--max-sessions takes a whole number from 1, not ${JSON.stringify(text)}`);
   return Number(text);
+}
+
+export const DEFAULT_STOP_GRACE_S = 10;
+
+/** --stop-grace SECONDS: how long a turn may go on after SIGTERM or a first Ctrl-C before it is stopped. */
+export function parseStopGrace(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_STOP_GRACE_S * 1000;
+  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) > 3600) throw new UsageError(`--stop-grace takes seconds from 0 to 3600, not ${JSON.stringify(text)}`);
+  return Math.round(Number(text) * 1000);
 }
 
 /** --allow-scripts DIR…: existing directories, resolved against the working directory. */
@@ -52,8 +62,9 @@ never start an agent, so requests are refused (403) whose Host is not a loopback
 bound address (DNS rebinding) or whose Origin is another site's; --allow-host and --allow-origin
 widen that on purpose. POSTs must be application/json (415 otherwise). The scripted driver's
 scripts are read only from --allow-scripts directories (403 otherwise). Beyond --max-sessions
-running sessions a start is answered 429 with Retry-After. Ctrl-C pauses the sessions it runs
-after their current iteration and stops; pulse session resume ID continues them.
+running sessions a start is answered 429 with Retry-After. SIGTERM or Ctrl-C pauses the sessions
+it runs: a turn still going after --stop-grace seconds (default 10) is stopped, what its agent
+left kept in a recovery commit; pulse session resume ID continues them. A second signal stops at once.
 See docs/sessions.md, "Who may reach pulse serve".`;
 
 export function addServeOptions(cmd: Command): Command {
@@ -65,6 +76,7 @@ export function addServeOptions(cmd: Command): Command {
     .option("--allow-host <name>", "also accept requests addressed to this host name (name or name:port; repeatable), e.g. the name a proxy forwards", collect)
     .option("--allow-origin <origin>", "also accept requests from web pages of this origin (http://host:port; repeatable); they get CORS headers", collect)
     .option("--allow-scripts <dir>", "let clients run the scripted driver with scripts from this directory (repeatable; default: none)", collect)
-    .option("--max-sessions <n>", "sessions running at once; a start beyond it is refused with 429 (default: the number of CPUs)");
+    .option("--max-sessions <n>", "sessions running at once; a start beyond it is refused with 429 (default: the number of CPUs)")
+    .option("--stop-grace <seconds>", "on SIGTERM or Ctrl-C, how long a running turn may go on before it is stopped (default 10)");
 }
 

@@ -19,6 +19,7 @@ import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { setExitCode } from "./main.js";
 import { openSessions, STORE_HELP, type Sessions } from "./session-setup.js";
+import { parseStopGrace } from "./serve-options.js";
 import { listText, logText, sessionSummary, statusText, viewLine } from "./session-view.js";
 
 /** Exit codes of a session run in the foreground, beyond the shared ones. */
@@ -39,6 +40,9 @@ Each session works in a git worktree of its own, outside the repository ($PULSE_
 $XDG_STATE_HOME/pulse/worktrees), on branch pulse/session/<short id> (or --branch) from HEAD (or
 --base): your checkout is never touched. pulse session status ID says how to review and merge it.
 --in-place works in your checkout instead, and refuses a dirty one unless --allow-dirty.
+
+SIGTERM or a first Ctrl-C pauses: a turn still going after --stop-grace seconds (default 10)
+is stopped, its work kept in a recovery commit; a second signal stops it at once.
 
 Every command takes --store (default $PULSE_STORE or .pulse/pulse.db; postgres://…?schema=name
 for a PostgreSQL store, after pulse store migrate); an ID may be shortened
@@ -67,6 +71,7 @@ interface RunOpts extends StoreOpts {
   json?: boolean;
   notify?: string[];
   maxIterations?: string;
+  stopGrace?: string;
 }
 
 interface StartOpts extends RunOpts {
@@ -96,7 +101,8 @@ function withRun(cmd: Command): Command {
   return withStore(cmd)
     .option("--detach", "run in the background; follow with pulse session logs ID --follow")
     .option("--json", "print the live view as JSON lines")
-    .option("--notify <url>", "also POST each notification to this webhook; repeatable", collect, []);
+    .option("--notify <url>", "also POST each notification to this webhook; repeatable", collect, [])
+    .option("--stop-grace <seconds>", "on SIGTERM or a first Ctrl-C, how long the current turn may go on before it is stopped (default 10)");
 }
 
 /** Runs a command body, turning every error a person can fix into one line and an exit code. */
@@ -134,6 +140,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--silence-timeout <duration>", "how long an agent may print nothing before it is stopped, e.g. 5m (default: the profile's, else the preset's, else 5m)")
     .action((opts: StartOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
+        stopGraceOf(opts);
         const sessions = await openSessions(opts, io);
         try {
           const s = await sessions.service.create(
@@ -155,6 +162,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--silence-timeout <duration>", "change how long an agent may print nothing, e.g. 10m")
     .action((id: string, opts: ResumeOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
+        stopGraceOf(opts);
         const sessions = await openSessions(opts, io);
         try {
           const { session, live } = await sessions.service.get(id);
@@ -299,21 +307,28 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     );
 }
 
+/** --stop-grace, checked before anything is recorded. */
+function stopGraceOf(opts: RunOpts): number {
+  try {
+    return parseStopGrace(opts.stopGrace);
+  } catch (e) {
+    throw new SessionInputError("--stop-grace", (e as Error).message.replace(/^--stop-grace /, ""));
+  }
+}
+
 async function runOrDetach(sessions: Sessions, s: SessionRecord, opts: RunOpts, io: CliIO): Promise<number> {
   if (opts.detach) return detach(sessions, s, opts, io);
+  const graceMs = stopGraceOf(opts);
   const { runner, notifier } = await sessions.runner({ ...(opts.notify ? { notify: opts.notify } : {}), terminal: !opts.json, io });
   const print = (text: string | undefined) => text !== undefined && io.stdout(`${text}\n`);
-  // First Ctrl-C: pause after the iteration; a second one: abort now.
+  // A first SIGTERM or Ctrl-C: pause, the turn stopped if still going after the grace; a second: stop it now.
   let interrupts = 0;
-  const onInterrupt = () => {
+  const onInterrupt = (signal: NodeJS.Signals) => {
     interrupts++;
-    if (interrupts === 1) {
-      io.stderr("pulse session: pausing after the current iteration (Ctrl-C again aborts now)\n");
-      void sessions.records.requestControl(s.id, "pause");
-    } else {
-      void sessions.records.requestControl(s.id, "abort");
-      runner.abortHere(s.id);
-    }
+    if (interrupts === 1) io.stderr(`pulse session: ${signal}: pausing; the current turn is stopped if still going in ${graceMs / 1000} s, its work kept in a recovery commit (again stops it now)\n`);
+    else io.stderr(`pulse session: ${signal} again: stopping the turn now\n`);
+    // Not yet running here (still setting up): the runner reads the pause from the records.
+    if (!runner.interrupt(s.id, `interrupted by ${signal}`, graceMs)) void sessions.records.requestControl(s.id, "pause");
   };
   process.on("SIGINT", onInterrupt);
   process.on("SIGTERM", onInterrupt);
@@ -333,7 +348,7 @@ async function detach(sessions: Sessions, s: SessionRecord, opts: RunOpts, io: C
   const logFile = join(sessions.stateDir, "sessions", `${s.id}.log`);
   mkdirSync(dirname(logFile), { recursive: true });
   const out = openSync(logFile, "a");
-  const args = [process.argv[1]!, "session", "resume", s.id, "--store", sessions.storeArg, ...(opts.profile ? ["--profile", opts.profile] : []), ...(opts.notify ?? []).flatMap((u) => ["--notify", u])];
+  const args = [process.argv[1]!, "session", "resume", s.id, "--store", sessions.storeArg, ...(opts.profile ? ["--profile", opts.profile] : []), ...(opts.notify ?? []).flatMap((u) => ["--notify", u]), ...(opts.stopGrace !== undefined ? ["--stop-grace", opts.stopGrace] : [])];
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], cwd: io.cwd, env: process.env });
   // Claimed for the child before it starts, so a pause or abort right now goes through the records.
   await sessions.records.update(s.id, { status: "running", runner_pid: child.pid ?? null });

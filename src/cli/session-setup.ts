@@ -7,6 +7,11 @@ import { dirname, resolve } from "node:path";
 import { createDriver } from "../../adapters/agents/create-driver.js";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
+import { MemoryAgentProcesses } from "../../adapters/memory/agent-processes.js";
+import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";
+import { ProcessReaper } from "../../adapters/agents/cli/reaper.js";
+import type { AgentProcesses } from "../coding/agent-processes.js";
+import type { Reaper } from "../coding/reaper.js";
 import { desktopChannel, Notifier, terminalChannel, webhookChannel, type NotifierChannel } from "../coding/notifier.js";
 import { loadSessionProfile, type SessionProfile } from "../coding/session/profile.js";
 import type { SessionRecord, SessionRecords } from "../coding/session/records.js";
@@ -27,6 +32,9 @@ export interface Sessions {
   records: SessionRecords;
   service: SessionService;
   profile: SessionProfile;
+  /** The agent processes sessions have running, and what stops those a dead runner left. */
+  processes: AgentProcesses;
+  reaper: Reaper;
   /** The SQLite file the records are in (undefined for memory and PostgreSQL). */
   storePath?: string;
   /** What another pulse process is given as --store to reach these records (undefined for memory). */
@@ -56,13 +64,22 @@ export function storePathOf(store: string | undefined, io: Pick<CliIO, "env" | "
   return s.kind === "sqlite" ? s.path : undefined;
 }
 
-async function openRecords(spec: SessionStore, io: Pick<CliIO, "stderr">): Promise<SessionRecords> {
-  if (spec.kind === "memory") return new MemorySessionRecords();
-  if (spec.kind === "sqlite") return SqliteSessionRecords.open(spec.path);
+async function openRecords(spec: SessionStore, io: Pick<CliIO, "stderr">): Promise<{ records: SessionRecords; processes: AgentProcesses }> {
+  if (spec.kind === "memory") return { records: new MemorySessionRecords(), processes: new MemoryAgentProcesses() };
+  if (spec.kind === "sqlite") {
+    const records = SqliteSessionRecords.open(spec.path);
+    try {
+      return { records, processes: SqliteAgentProcesses.open(spec.path) };
+    } catch (e) {
+      void records.close();
+      throw e;
+    }
+  }
   // Loaded only for a PostgreSQL store: the SQLite default does not pay for pg.
   const { PostgresSessionRecords } = await import("../../adapters/postgres/session-records.js");
   try {
-    return await PostgresSessionRecords.open(spec.url, { onNote: (m) => io.stderr(`pulse: ${m}\n`) });
+    const records = await PostgresSessionRecords.open(spec.url, { onNote: (m) => io.stderr(`pulse: ${m}\n`) });
+    return { records, processes: records.agentProcesses() };
   } catch (error) {
     // As for every PostgreSQL store given at start: unreachable or not migrated is a usage error (exit 2).
     if (error instanceof StoreError) throw new UsageError(`${spec.flag}: ${error.message}`);
@@ -76,12 +93,15 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
   const storePath = spec.kind === "sqlite" ? spec.path : undefined;
   const storeArg = spec.kind === "sqlite" ? spec.path : spec.kind === "postgres" ? spec.url : undefined;
   const stateDir = spec.kind === "sqlite" ? dirname(spec.path) : spec.kind === "postgres" ? resolve(io.cwd, ".pulse") : undefined;
-  const records = await openRecords(spec, io);
-  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, worktreesDir: worktreesDir(io.env), ...(stateDir ? { stateDir } : {}) }, (draft) => checkSession(draft, profile, storeArg, io));
+  const { records, processes } = await openRecords(spec, io);
+  const reaper = new ProcessReaper(processes);
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, worktreesDir: worktreesDir(io.env), ...(stateDir ? { stateDir } : {}) }, (draft) => checkSession(draft, profile, storeArg, io), reaper);
   return {
     records,
     service,
     profile,
+    processes,
+    reaper,
     ...(storePath ? { storePath } : {}),
     ...(storeArg ? { storeArg } : {}),
     ...(stateDir ? { stateDir } : {}),
@@ -96,12 +116,17 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
         records,
         profile,
         notifier,
+        processes,
+        reaper,
         driverFor: (s) => driverFor(s, profile, storeArg, io, true),
         ...(stateDir ? { stateDir } : {}),
       });
       return { runner, notifier };
     },
-    close: () => records.close(),
+    close: async () => {
+      await processes.close();
+      await records.close();
+    },
   };
 }
 

@@ -144,6 +144,14 @@ export class SessionApi {
     for (const id of this.running.keys()) await this.service.records.requestControl(id, "pause");
   }
 
+  /** At shutdown: each session run here pauses, its turn stopped if still going after `graceMs` (SessionRunner.interrupt). */
+  async interruptAll(why: string, graceMs: number): Promise<void> {
+    for (const id of this.running.keys()) {
+      // One still setting up is paused through the records as soon as it runs.
+      if (!this.runner.interrupt(id, why, graceMs)) await this.service.records.requestControl(id, "pause");
+    }
+  }
+
   /** A script is read only from a directory the server was told to allow: any client may name any path. */
   private checkScript(script: unknown): void {
     if (typeof script !== "string" || script.trim() === "") return; // the service names the field

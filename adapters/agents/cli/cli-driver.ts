@@ -192,6 +192,8 @@ export class CliDriver implements AgentDriver {
             if (stderrLines.length < 200) stderrLines.push(line);
           },
           ...(runOptions.signal ? { signal: runOptions.signal } : {}),
+          ...(runOptions.onSpawn ? { onSpawn: runOptions.onSpawn } : {}),
+          ...(runOptions.marker ? { marker: runOptions.marker } : {}),
         },
       );
       return this.toResult(outcome, state, stderrLines, warnings, started);

@@ -98,3 +98,19 @@ export function pidAlive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/**
+ * When `pid` started, in clock ticks since boot (/proc/<pid>/stat field 22); undefined when it is
+ * gone or /proc is absent. A pid and its start time name one process for good: a pid the kernel
+ * reuses for another process comes with another start time.
+ */
+export function procStart(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // After "pid (comm) " come fields 3, 4, …: field 22 is the 20th of them.
+    const v = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    return Number.isFinite(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -7,7 +7,8 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { HeadTailBuffer, LineSplitter } from "./output-cap.js";
-import { descendantsOf, groupAlive, processesMarked, signalAll } from "./process-tree.js";
+import { descendantsOf, groupAlive, procStart, processesMarked, signalAll } from "./process-tree.js";
+import { startWatchdog, type Watchdog } from "./watchdog.js";
 
 /** Set in every agent's environment; whatever it starts inherits it, so nothing escapes the kill. */
 export const RUN_MARKER = "PULSE_AGENT_RUN";
@@ -37,6 +38,10 @@ export interface ProcessHandlers {
   onStdoutLine?: (line: string) => boolean | void;
   onStderrLine?: (line: string) => void;
   signal?: AbortSignal;
+  /** The process as it starts (pid, group, start time, run marker): what a caller records. */
+  onSpawn?: (info: { pid: number; pgid: number; startTime: number; marker: string }) => void;
+  /** The run marker to set (RunOptions.marker); else a new one. */
+  marker?: string;
 }
 
 /** `lingered`: it printed its final event but did not exit, and was stopped. */
@@ -82,7 +87,7 @@ export function runProcess(spec: ProcessSpec, handlers: ProcessHandlers = {}): P
     const timers: NodeJS.Timeout[] = [];
     let silenceTimer: NodeJS.Timeout | undefined;
 
-    const marker = randomUUID();
+    const marker = handlers.marker ?? randomUUID();
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: { ...spec.env, [RUN_MARKER]: marker },
@@ -92,6 +97,26 @@ export function runProcess(spec: ProcessSpec, handlers: ProcessHandlers = {}): P
     });
     const pid = child.pid;
     let streamsOpen = 2;
+    // An agent never outlives this pulse for long: the watchdog stops it when pulse dies.
+    let watchdog: Watchdog | undefined;
+    let pendingKills = 0;
+    if (pid !== undefined) {
+      const startTime = procStart(pid) ?? 0;
+      watchdog = startWatchdog(pid, startTime, marker);
+      try {
+        handlers.onSpawn?.({ pid, pgid: pid, startTime, marker });
+      } catch {
+        // a recorder's failure must not leave the agent without its kill path
+      }
+    }
+    /** Runs a delayed kill, and lets the watchdog go once no kill is pending and the run settled. */
+    const later = (fn: () => void, ms: number) => {
+      pendingKills++;
+      setTimeout(() => {
+        fn();
+        if (--pendingKills === 0 && settled) watchdog?.release();
+      }, ms);
+    };
 
     const finish = (error?: string) => {
       if (settled) return;
@@ -113,6 +138,7 @@ export function runProcess(spec: ProcessSpec, handlers: ProcessHandlers = {}): P
       if (pid !== undefined) outcome.pid = pid;
       if (firstOutputMs !== undefined) outcome.firstOutputMs = firstOutputMs;
       if (error !== undefined) outcome.error = error;
+      if (pendingKills === 0) watchdog?.release();
       resolve(outcome);
     };
 
@@ -125,7 +151,7 @@ export function runProcess(spec: ProcessSpec, handlers: ProcessHandlers = {}): P
       const tree = [...descendantsOf(pid), ...processesMarked(RUN_MARKER, marker)];
       signalAll(pid, tree, "SIGTERM");
       // Not cleared when the run settles: what ignores SIGTERM must still get SIGKILL.
-      setTimeout(() => {
+      later(() => {
         signalAll(pid, [...new Set([...tree, ...descendantsOf(pid), ...processesMarked(RUN_MARKER, marker)])], "SIGKILL");
       }, killGrace);
     };
@@ -168,11 +194,12 @@ export function runProcess(spec: ProcessSpec, handlers: ProcessHandlers = {}): P
       exit = { code, signal };
       if (silenceTimer) clearTimeout(silenceTimer);
       // Whatever the agent left running is an orphan now: its group, and anything carrying the
-      // run's marker that escaped the group (looked for only when something is evidently left).
-      if (pid !== undefined && (groupAlive(pid) || streamsOpen > 0)) {
-        const left = processesMarked(RUN_MARKER, marker);
+      // run's marker that escaped the group, even detached from every pipe (`setsid cmd &`): its
+      // records are dropped when the turn ends, so nothing would find it later.
+      const left = pid === undefined ? [] : processesMarked(RUN_MARKER, marker);
+      if (pid !== undefined && (groupAlive(pid) || streamsOpen > 0 || left.length > 0)) {
         signalAll(pid, left, "SIGTERM");
-        setTimeout(() => signalAll(pid, [...new Set([...left, ...processesMarked(RUN_MARKER, marker)])], "SIGKILL"), killGrace);
+        later(() => signalAll(pid, [...new Set([...left, ...processesMarked(RUN_MARKER, marker)])], "SIGKILL"), killGrace);
       }
       if (streamsOpen === 0) return finish();
       // A descendant outside the group may still hold stdout: do not wait on it for ever.

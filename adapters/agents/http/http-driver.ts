@@ -45,7 +45,7 @@ export class HttpDriver implements AgentDriver {
     const abort = signal.length ? AbortSignal.any(signal) : undefined;
     let tools: ToolRunner;
     try {
-      tools = new ToolRunner(request.cwd, { shellTimeoutMs: this.options.shellTimeoutMs ?? 120_000, ...(this.options.parentEnv ? { parentEnv: this.options.parentEnv } : {}), ...(this.options.passEnv ? { passEnv: this.options.passEnv } : {}), ...(abort ? { signal: abort } : {}) });
+      tools = new ToolRunner(request.cwd, { shellTimeoutMs: this.options.shellTimeoutMs ?? 120_000, ...(this.options.parentEnv ? { parentEnv: this.options.parentEnv } : {}), ...(this.options.passEnv ? { passEnv: this.options.passEnv } : {}), ...(abort ? { signal: abort } : {}), ...(runOptions.onSpawn ? { onSpawn: runOptions.onSpawn } : {}), ...(runOptions.marker ? { marker: runOptions.marker } : {}) });
     } catch {
       return { status: "error", text: "", transcript: "", toolCalls: [], error: { kind: "process", message: `workspace ${request.cwd} does not exist` }, durationMs: performance.now() - started, warnings };
     }

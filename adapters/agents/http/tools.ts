@@ -5,6 +5,7 @@
  */
 import { buildEnv } from "../cli/env.js";
 import { runProcess } from "../cli/run-process.js";
+import type { RunOptions } from "../../../src/agents/contract.js";
 import { FileTools, ToolError } from "./file-tools.js";
 import { Workspace, WorkspaceError } from "./workspace.js";
 
@@ -39,6 +40,10 @@ export interface ToolRunnerOptions {
   parentEnv?: Readonly<Record<string, string | undefined>>;
   passEnv?: string[];
   signal?: AbortSignal;
+  /** Each shell command's process as it starts (see RunOptions.onSpawn). */
+  onSpawn?: RunOptions["onSpawn"];
+  /** The call's run marker (RunOptions.marker). */
+  marker?: string;
 }
 
 const MAX_TOOL_OUTPUT = 32 << 10;
@@ -98,7 +103,7 @@ export class ToolRunner {
     if (typeof args.command !== "string" || !args.command.trim()) return { ok: false, output: "error: command must be a non-empty string" };
     const timeoutMs = typeof args.timeout_ms === "number" && args.timeout_ms > 0 ? Math.min(args.timeout_ms, 30 * 60_000) : (this.options.shellTimeoutMs ?? 120_000);
     const env = buildEnv({ parent: this.options.parentEnv ?? process.env, passThrough: this.options.passEnv ?? [], set: {}, cwd: this.ws.root });
-    const r = await runProcess({ command: "bash", args: ["-c", args.command], cwd: this.ws.root, env, timeoutMs, killGraceMs: 2000, maxOutputBytes: MAX_TOOL_OUTPUT }, this.options.signal ? { signal: this.options.signal } : {});
+    const r = await runProcess({ command: "bash", args: ["-c", args.command], cwd: this.ws.root, env, timeoutMs, killGraceMs: 2000, maxOutputBytes: MAX_TOOL_OUTPUT }, { ...(this.options.signal ? { signal: this.options.signal } : {}), ...(this.options.onSpawn ? { onSpawn: this.options.onSpawn } : {}), ...(this.options.marker ? { marker: this.options.marker } : {}) });
     if (r.reason === "timeout") return { ok: false, output: `error: the command did not finish within ${timeoutMs} ms and was stopped\n${r.stdout}${r.stderr}` };
     if (r.reason === "spawn_error") return { ok: false, output: `error: ${r.error}` };
     const body = `${r.stdout}${r.stderr ? `${r.stdout && !r.stdout.endsWith("\n") ? "\n" : ""}[stderr]\n${r.stderr}` : ""}`;

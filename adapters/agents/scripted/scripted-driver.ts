@@ -82,7 +82,7 @@ export class ScriptedDriver implements AgentDriver {
     }
 
     try {
-      await applyEffects(step, request.cwd, { parentEnv: this.options.parentEnv ?? process.env, timeoutMs: this.options.shellTimeoutMs ?? 60_000, ...(options.signal ? { signal: options.signal } : {}) });
+      await applyEffects(step, request.cwd, { parentEnv: this.options.parentEnv ?? process.env, timeoutMs: this.options.shellTimeoutMs ?? 60_000, ...(options.signal ? { signal: options.signal } : {}), ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}), ...(options.marker ? { marker: options.marker } : {}) });
     } catch (e) {
       return base("error", { sessionId, error: { kind: "process", message: (e as Error).message } });
     }
@@ -110,6 +110,8 @@ interface ShellContext {
   parentEnv: Readonly<Record<string, string | undefined>>;
   timeoutMs: number;
   signal?: AbortSignal;
+  onSpawn?: RunOptions["onSpawn"];
+  marker?: string;
 }
 
 async function applyEffects(step: ScriptStep, cwd: string, shell: ShellContext): Promise<void> {
@@ -132,7 +134,7 @@ async function applyEffects(step: ScriptStep, cwd: string, shell: ShellContext):
 /** A shell step as an agent's process: closed stdin, its own process group, a timeout, the allowlisted environment. */
 async function run(command: string, cwd: string, shell: ShellContext): Promise<void> {
   const env = buildEnv({ parent: shell.parentEnv, passThrough: [], set: {}, cwd });
-  const out = await runProcess({ command: "bash", args: ["-c", command], cwd, env, timeoutMs: shell.timeoutMs, killGraceMs: 1_000 }, shell.signal ? { signal: shell.signal } : {});
+  const out = await runProcess({ command: "bash", args: ["-c", command], cwd, env, timeoutMs: shell.timeoutMs, killGraceMs: 1_000 }, { ...(shell.signal ? { signal: shell.signal } : {}), ...(shell.onSpawn ? { onSpawn: shell.onSpawn } : {}), ...(shell.marker ? { marker: shell.marker } : {}) });
   if (out.reason === "exited" && out.code === 0) return;
   const why = out.reason === "timeout" ? `timed out after ${shell.timeoutMs} ms (its process group was killed)` : out.reason === "aborted" ? "stopped by the caller" : out.reason === "spawn_error" ? (out.error ?? "could not start bash") : (out.stderr.trim().split("\n").at(-1) || `exit ${out.code ?? out.signal}`);
   throw new Error(`shell command failed: ${command}: ${why}`);

@@ -14,7 +14,7 @@ import { PULSE_SIGNAL_TOOL } from "../completion-tools.js";
 import { randomUUID } from "node:crypto";
 import { createHash } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
-import { totalTokens } from "../../agents/contract.js";
+import { totalTokens, type SpawnInfo } from "../../agents/contract.js";
 import { collectEvidence, startEvidence } from "../evidence.js";
 import { phaseAuditSink } from "../audit-sink.js";
 import { resolveSignal } from "../signals.js";
@@ -162,22 +162,37 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       await run.records.updateIteration(plan.iteration_id, { status: "dispatched" });
       const start = await startEvidence(workdirOf(run.session));
       await run.records.updateIteration(plan.iteration_id, { status: "running" });
-      const result = await run.driver.run(
-        {
-          prompt: plan.prompt,
-          cwd: workdirOf(run.session),
-          loopId: SESSION_LOOP_ID,
-          phaseId: "dispatch_agent",
-          iteration: plan.iteration,
-          // The session's own limits, else the profile's, else (left out) the driver's: a preset's, or its default.
-          ...((run.session.driver.timeoutMs ?? d.timeoutMs) ? { timeoutMs: (run.session.driver.timeoutMs ?? d.timeoutMs)! } : {}),
-          ...((run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs) ? { silenceTimeoutMs: (run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs)! } : {}),
-          ...(d.maxTurns ? { maxTurns: d.maxTurns } : {}),
-          terminalTools: [PULSE_SIGNAL_TOOL],
-          ...((run.session.driver.model ?? d.model) ? { model: (run.session.driver.model ?? d.model)! } : {}),
-        },
-        { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: plan.iteration, event }) },
-      );
+      // Each process the agent starts is in the records from its first moment to the turn's end.
+      const recorded: Promise<void>[] = [];
+      // The turn's marker is recorded before anything starts: a pulse killed between a spawn and its
+      // record still leaves what the reaper needs to find the process.
+      const marker = `pulse-session-${run.session.id}-${plan.iteration}-${randomUUID().slice(0, 8)}`;
+      await run.processes?.record(run.session.id, plan.iteration, { pid: 0, pgid: 0, startTime: 0, marker });
+      const onSpawn = (info: SpawnInfo) => {
+        if (run.processes) recorded.push(run.processes.record(run.session.id, plan.iteration, info).catch(() => undefined));
+      };
+      let result: AgentResult;
+      try {
+        result = await run.driver.run(
+          {
+            prompt: plan.prompt,
+            cwd: workdirOf(run.session),
+            loopId: SESSION_LOOP_ID,
+            phaseId: "dispatch_agent",
+            iteration: plan.iteration,
+            // The session's own limits, else the profile's, else (left out) the driver's: a preset's, or its default.
+            ...((run.session.driver.timeoutMs ?? d.timeoutMs) ? { timeoutMs: (run.session.driver.timeoutMs ?? d.timeoutMs)! } : {}),
+            ...((run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs) ? { silenceTimeoutMs: (run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs)! } : {}),
+            ...(d.maxTurns ? { maxTurns: d.maxTurns } : {}),
+            terminalTools: [PULSE_SIGNAL_TOOL],
+            ...((run.session.driver.model ?? d.model) ? { model: (run.session.driver.model ?? d.model)! } : {}),
+          },
+          { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: plan.iteration, event }), onSpawn, marker },
+        );
+      } finally {
+        await Promise.all(recorded);
+        await run.processes?.remove(run.session.id, plan.iteration).catch(() => undefined);
+      }
       const status = result.status === "ok" ? "success" : result.status === "timeout" ? "timeout" : "failure";
       return { ...refOf(plan), action_id: `agent_${plan.iteration_id}`, status, agent_status: result.status, causal_parent_ids: plan.slice_ids, start, result };
     },

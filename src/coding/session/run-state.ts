@@ -5,6 +5,7 @@
  * phase to phase in their outputs, never through here.
  */
 import type { AgentDriver, AgentEvent } from "../../agents/contract.js";
+import type { AgentProcesses } from "../agent-processes.js";
 import type { CostLedger } from "../cost-ledger.js";
 import type { LoopGuard, Verdict } from "../progress-breaker.js";
 import type { ResolvedAnchor, Turn } from "./anchors.js";
@@ -34,6 +35,12 @@ export interface SessionRun {
   priorStored: boolean;
   /** The reason the session stopped before it was resumed, told to the next iteration. */
   resumedAfter?: string;
+  /** Where each agent process is recorded as it starts, for a later pulse to reap if this one dies. */
+  processes?: AgentProcesses;
+  /** Why a signal to this process stopped the session (it ends paused, its work kept). */
+  interrupted?: string;
+  /** Stops the current turn when a signal's grace runs out. */
+  interruptTimer?: NodeJS.Timeout;
   emit(event: SessionEvent): void;
 }
 

@@ -9,6 +9,8 @@
 import type { AgentDriver } from "../../agents/contract.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { Loop } from "../../runtime/loop.js";
+import type { AgentProcesses } from "../agent-processes.js";
+import type { Reaper } from "../reaper.js";
 import { CostLedger } from "../cost-ledger.js";
 import { messages, type Notifier } from "../notifier.js";
 import { LoopGuard, type Stop } from "../progress-breaker.js";
@@ -29,6 +31,9 @@ export interface SessionRunnerOptions {
   notifier?: Notifier;
   /** pulse's state directory: kept out of the repository's evidence when it lies inside it. */
   stateDir?: string;
+  /** Where agent processes are recorded as they start; with `reaper`, what a dead runner left is stopped. */
+  processes?: AgentProcesses;
+  reaper?: Reaper;
 }
 
 export class SessionError extends Error {
@@ -71,6 +76,31 @@ export class SessionRunner {
   }
 
   /**
+   * A signal to this process (SIGTERM, Ctrl-C): the session pauses after the current turn if
+   * that turn ends within `graceMs`; when the grace runs out (or at once, on a second call) the
+   * turn is stopped: the agent's group gets SIGTERM and what remains SIGKILL half a second later.
+   * Either way the session ends `paused`, what the agent left kept in a recovery commit.
+   */
+  interrupt(id: string, why: string, graceMs: number): boolean {
+    const run = this.runs.get(id);
+    if (!run) return false;
+    const stopNow = (killAfterMs: number) => {
+      if (this.runs.get(id) !== run) return;
+      run.controller.abort(new Error(why));
+      void this.o.reaper?.reap(id, { graceMs: killAfterMs }).catch(() => undefined);
+    };
+    if (run.interrupted !== undefined) {
+      clearTimeout(run.interruptTimer);
+      stopNow(0);
+      return true;
+    }
+    run.interrupted = why;
+    run.interruptTimer = setTimeout(() => stopNow(500), graceMs);
+    run.interruptTimer.unref();
+    return true;
+  }
+
+  /**
    * Runs (or resumes) a session until it finishes, blocks, fails or is paused, and returns its
    * record then. `onEvent` sees everything a live view shows.
    */
@@ -93,6 +123,8 @@ export class SessionRunner {
     }
     const emit = (e: SessionEvent) => options.onEvent?.(e);
     try {
+      // What a dead runner of this session left is stopped before anything touches the tree.
+      await this.o.reaper?.reap(id);
       const driver = this.o.driverFor(s);
       // pulse's store inside the repository stays out of `git status` (and an in-place session's evidence).
       if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
@@ -126,6 +158,7 @@ export class SessionRunner {
         priorTurns: previous.filter((i) => i.finished_at).map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "BLOCKED", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
         priorStored: false,
         ...(resumedAfter ? { resumedAfter } : {}),
+        ...(this.o.processes ? { processes: this.o.processes } : {}),
         emit,
       };
       this.runs.set(id, run);
@@ -139,6 +172,7 @@ export class SessionRunner {
       }
       throw e;
     } finally {
+      clearTimeout(this.runs.get(id)?.interruptTimer);
       this.runs.delete(id);
       lock.release();
     }
@@ -171,6 +205,7 @@ export class SessionRunner {
       for (;;) {
         const s = (await records.get(id))!;
         if (s.control === "abort" || run.controller.signal.aborted) return await this.finishAborted(run);
+        if (run.interrupted !== undefined) return await this.finishInterrupted(run);
         if (s.control === "pause") return await this.finish(run, { status: "paused", control: null, status_reason: `paused after iteration ${s.current_iteration}` }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: resume with pulse session resume ${id}` });
         const before = run.guard.beforeIteration();
         if (before.action === "stop") return await this.stop(run, before);
@@ -188,7 +223,8 @@ export class SessionRunner {
         const v = out.decision;
         run.emit({ type: "iteration.finished", session_id: id, iteration: out.record, verdict: v, warnings: out.warnings });
         if (v.action === "stop" && v.reason === "aborted") return await this.finishAborted(run);
-        if (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked")) {
+        // A signal pauses the session next: "Continuing..." would be untrue.
+        if (run.interrupted === undefined && (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked"))) {
           const summary = out.record.status === "complete" ? (out.record.output_summary ?? "") : `the agent's call ended ${out.record.status} (${out.record.error ?? "no reason given"})`;
           this.o.notifier?.notify({ kind: "iteration", message: messages.iteration(number, run.session.max_iterations, summary), loopId: SESSION_LOOP_ID, sessionId: id, iteration: number });
         }
@@ -213,8 +249,18 @@ export class SessionRunner {
     return this.finish(run, { status: "failed", stop_reason: stop.reason, status_reason: stop.message }, { kind: "failed", message: `Session stopped (${stop.reason}): ${stop.message}` });
   }
 
+  /** A signal stopped this process: paused, not aborted, with whatever the turn left in a recovery commit. */
+  private async finishInterrupted(run: SessionRun): Promise<SessionRecord> {
+    const s = run.session;
+    const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${s.current_iteration}, ${run.interrupted}`);
+    const when = run.controller.signal.aborted ? "during" : "after";
+    const reason = `${run.interrupted} ${when} iteration ${s.current_iteration}${sha ? `; what the agent left is in recovery commit ${sha.slice(0, 8)}` : ""}; resume with pulse session resume ${s.id}`;
+    return this.finish(run, { status: "paused", control: null, status_reason: reason, ...(sha ? { total_commits: s.total_commits + 1 } : {}) }, { kind: "info", message: `Session paused: ${reason}` });
+  }
+
   private async finishAborted(run: SessionRun): Promise<SessionRecord> {
     const s = run.session;
+    if (run.interrupted !== undefined && (await this.o.records.get(s.id))?.control !== "abort") return this.finishInterrupted(run);
     const sha = await recoveryCommit(workdirOf(s), `session ${s.id} aborted during iteration ${s.current_iteration}`);
     const reason = `aborted during iteration ${s.current_iteration}${sha ? `; unfinished work kept in recovery commit ${sha.slice(0, 8)}` : ""}`;
     return this.finish(run, { status: "aborted", stop_reason: "aborted", status_reason: reason, control: null, ...(sha ? { total_commits: s.total_commits + 1 } : {}) }, { kind: "failed", message: `Session aborted: ${reason}` });

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { git } from "../git.js";
 import { parseDuration } from "../../grammar/duration.js";
+import type { Reaper } from "../reaper.js";
 import { recoveryCommit } from "../worktree.js";
 import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
 import { processAlive, repoRoot } from "./repo.js";
@@ -112,6 +113,8 @@ export class SessionService {
     private readonly defaults: SessionDefaults,
     /** Throws a SessionInputError naming the field when the session could not run as asked. */
     private readonly check: (draft: SessionDraft) => Promise<void> = async () => undefined,
+    /** Stops what a dead runner left before an abort touches the tree. */
+    private readonly reaper?: Reaper,
   ) {}
 
   /** Validates a start request and records the session as pending; the caller runs it. */
@@ -221,6 +224,8 @@ export class SessionService {
     const { session: s, live } = await this.get(id);
     if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is already ${s.status}`);
     if (live) return { session: await this.records.requestControl(s.id, "abort"), immediate: false };
+    // An agent its dead runner left would go on editing the tree after the recovery commit.
+    await this.reaper?.reap(s.id);
     // Its worktree (kept until `pulse session clean`), or the checkout of an in-place session.
     const sha = existsSync(workdirOf(s)) ? await recoveryCommit(workdirOf(s), `session ${s.id} aborted while ${s.status}`).catch(() => null) : null;
     for (const i of await this.records.iterations(s.id)) {

@@ -1,0 +1,273 @@
+/**
+ * No agent left behind (issue 24): a real `pulse session start` (the built bin) running the
+ * scripted driver, whose shell steps are real agent processes, is killed with SIGKILL or sent
+ * SIGTERM. What the user relies on: the agent never outlives its pulse for long (the watchdog,
+ * before any resume), resume and abort stop what a dead runner left, SIGTERM pauses within the
+ * grace with the work kept, and the reaper never signals a process that is not the recorded one.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT, runBin } from "../cli/run-bin.js";
+import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";
+import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
+import { gitLog, gitRepo, removeDir } from "./helpers.js";
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  for (const d of dirs.splice(0)) {
+    for (const pid of agentsIn(d)) process.kill(pid, "SIGKILL");
+    removeDir(d);
+  }
+});
+
+function setup(steps: unknown[], mode?: string) {
+  const repo = gitRepo();
+  dirs.push(repo);
+  const script = join(repo, ".pulse-script.json");
+  writeFileSync(script, JSON.stringify({ ...(mode ? { mode } : {}), steps }));
+  writeFileSync(join(repo, ".git", "info", "exclude"), ".pulse-script.json\n");
+  const store = join(repo, ".pulse", "pulse.db");
+  const pulse = (...args: string[]) => runBin("pulse", ["session", ...args, "--store", store], { cwd: repo, env: { HOME: repo } });
+  /** `pulse session …` in the background, as a service manager or a terminal runs it. */
+  const background = (...args: string[]) => {
+    const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "session", ...args, "--store", store], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo }, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<{ code: number | null; at: number }>((r) => child.on("exit", (code) => r({ code, at: Date.now() })));
+    return { child, output: () => out, exited };
+  };
+  return { repo, script, store, pulse, background };
+}
+
+/** Live processes carrying an agent run marker working in `repo` or below (zombies have neither). */
+function agentsIn(repo: string): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      if (!readFileSync(`/proc/${e}/environ`).includes("PULSE_AGENT_RUN=")) continue;
+      // The session's worktree lies under the repository here (HOME is the repository in these tests).
+      if (readlinkSync(`/proc/${e}/cwd`).startsWith(repo)) out.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Live processes carrying exactly this marker. */
+function marked(marker: string): number[] {
+  const needle = Buffer.from(`PULSE_AGENT_RUN=${marker}\0`);
+  return readdirSync("/proc").filter((e) => {
+    try {
+      return /^\d+$/.test(e) && readFileSync(`/proc/${e}/environ`).includes(needle);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+async function until<T>(check: () => T | undefined, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function recorded(store: string): Promise<{ id: string; markers: string[] }> {
+  const records = SqliteSessionRecords.open(store);
+  const processes = SqliteAgentProcesses.open(store);
+  try {
+    const [s] = await records.list();
+    return { id: s!.id, markers: (await processes.list(s!.id)).map((p) => p.marker) };
+  } finally {
+    await processes.close();
+    await records.close();
+  }
+}
+
+const json = (r: { stdout: string }) => JSON.parse(r.stdout);
+
+describe("an agent never outlives its pulse", () => {
+  it("SIGKILL of pulse session start: its agent (recorded with its marker) is gone within seconds, before any resume", async () => {
+    const { repo, store, script, background } = setup([{ shell: ["echo started > wip.txt; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
+    const run = background("start", "--goal", "hang in a shell", "--driver", "scripted", "--script", script);
+    await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+    // Recorded as it starts (right after the kernel gave it its pid).
+    let seen = await recorded(store);
+    for (let i = 0; i < 40 && seen.markers.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = await recorded(store);
+    }
+    expect(seen.markers).toHaveLength(1);
+    expect(marked(seen.markers[0]!).length).toBeGreaterThan(0);
+    run.child.kill("SIGKILL");
+    await run.exited;
+    const killedAt = Date.now();
+    await until(() => (marked(seen.markers[0]!).length === 0 && agentsIn(repo).length === 0 ? true : undefined), 5_000);
+    expect(Date.now() - killedAt).toBeLessThan(4_000);
+  }, 30_000);
+});
+
+describe("resume after a SIGKILL", () => {
+  it("at random points of a turn: after resume no agent of the session is alive, no two turns ran at once, every iteration is recorded once (property)", async () => {
+    // The turn notes its shell's pid; a turn that finds the previous one still alive notes the overlap.
+    const turn = "if [ -e turn.pid ] && kill -0 $(cat turn.pid) 2>/dev/null; then echo overlap >> overlap.txt; fi; echo $$ > turn.pid; sleep 1.5";
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 1_800 }), async (delayMs) => {
+        const { repo, store, script, pulse, background } = setup([{ shell: [turn], text: "<signal>COMPLETE</signal>" }], "repeat-last");
+        try {
+          const run = background("start", "--goal", "survive", "--driver", "scripted", "--script", script);
+          await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+          await new Promise((r) => setTimeout(r, delayMs));
+          run.child.kill("SIGKILL");
+          await run.exited;
+          const { id } = await recorded(store);
+          // Killed after the last turn was recorded complete: there is nothing to resume, and nothing may be left.
+          if (json(pulse("status", id, "--json")).session.status !== "complete") {
+            const resumed = pulse("resume", id);
+            expect(resumed.code, resumed.stderr).toBe(0);
+          }
+          expect(agentsIn(repo)).toEqual([]);
+          // What every turn left is on the session's branch (kept in recovery commits): never an overlap.
+          expect(spawnSync("git", ["ls-tree", "-r", "--name-only", `pulse/session/${id.slice(0, 8)}`], { cwd: repo, encoding: "utf8" }).stdout).not.toContain("overlap.txt");
+          const d = json(pulse("status", id, "--json"));
+          expect(d.session.status).toBe("complete");
+          const numbers = d.iterations.map((i: { iteration_number: number }) => i.iteration_number);
+          expect(numbers).toEqual(numbers.map((_: number, k: number) => k + 1));
+          expect(d.iterations.at(-1).status).toBe("complete");
+          // An earlier iteration was interrupted, or (killed after its record was written) kept as it ended.
+          for (const i of d.iterations.slice(0, -1)) expect(i.status === "complete" || /^interrupted/.test(i.error ?? ""), JSON.stringify(i)).toBe(true);
+          expect((await recorded(store)).markers).toEqual([]);
+        } finally {
+          for (const d of dirs.splice(0)) removeDir(d);
+        }
+      }),
+      { numRuns: 5 },
+    );
+  }, 120_000);
+});
+
+describe("SIGTERM", () => {
+  it("with a silent agent that ignores SIGTERM: pulse exits within grace + 2 s, the work in a recovery commit, the session paused, no process left", async () => {
+    const { repo, store, script, pulse, background } = setup([{ shell: ["echo wip > wip.txt; trap '' TERM; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
+    const run = background("start", "--goal", "stop me", "--driver", "scripted", "--script", script, "--stop-grace", "1");
+    await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300)); // wip.txt written
+    const sent = Date.now();
+    run.child.kill("SIGTERM");
+    const { code, at } = await run.exited;
+    expect(at - sent, run.output()).toBeLessThan(3_000);
+    expect(code, run.output()).toBe(0);
+    expect(run.output()).toMatch(/SIGTERM: pausing; the current turn is stopped if still going in 1 s/);
+    expect(agentsIn(repo)).toEqual([]);
+    const { id } = await recorded(store);
+    const d = json(pulse("status", id, "--json"));
+    expect(d.session.status).toBe("paused");
+    expect(d.session.status_reason).toMatch(new RegExp(`^interrupted by SIGTERM during iteration 1; what the agent left is in recovery commit [0-9a-f]{8}; resume with pulse session resume ${id}$`));
+    const branch = `pulse/session/${id.slice(0, 8)}`;
+    expect(gitLog(repo, branch)[0]).toBe(`[RECOVERY] session ${id}: work left by iteration 1, interrupted by SIGTERM`);
+    expect(spawnSync("git", ["show", "--stat", branch], { cwd: repo, encoding: "utf8" }).stdout).toContain("wip.txt");
+  }, 30_000);
+
+  it("near miss: a turn that ends within the grace is kept as it ended, and the session pauses after it", async () => {
+    const { repo, store, script, pulse, background } = setup([{ shell: ["sleep 1"], files: { "done.txt": "done\n" }, commit: "feat: done", text: "<signal>CONTINUE</signal>" }], "repeat-last");
+    const run = background("start", "--goal", "finish the turn", "--driver", "scripted", "--script", script, "--stop-grace", "5");
+    await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+    run.child.kill("SIGTERM");
+    const { code } = await run.exited;
+    expect(code, run.output()).toBe(0);
+    const { id } = await recorded(store);
+    const d = json(pulse("status", id, "--json"));
+    expect(d.session.status).toBe("paused");
+    expect(d.session.status_reason).toBe(`interrupted by SIGTERM after iteration 1; resume with pulse session resume ${id}`);
+    expect(d.iterations.map((i: { status: string }) => i.status)).toEqual(["complete"]);
+    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)).toEqual(["feat: done", "initial"]);
+  }, 30_000);
+});
+
+describe("pulse serve", () => {
+  it("on SIGTERM pauses the session it runs within grace + 2 s, the turn stopped and its work kept; SIGKILL of serve leaves no agent either", async () => {
+    const { repo, store, script, pulse } = setup([{ shell: ["echo wip > wip.txt; trap '' TERM; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
+    const start = () => {
+      const child = spawn(process.execPath, [resolve(ROOT, "dist/bin/pulse.mjs"), "serve", "--listen", "0", "--store", store, "--allow-scripts", repo, "--stop-grace", "1"], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo }, stdio: ["ignore", "pipe", "pipe"] });
+      children.push(child);
+      const exited = new Promise<number>((r) => child.on("exit", () => r(Date.now())));
+      const url = new Promise<string>((ok) => {
+        let out = "";
+        child.stdout!.on("data", (d: Buffer) => {
+          out += d.toString();
+          const m = /serving sessions at (http:\/\/\S+)\/api\/pulse/.exec(out);
+          if (m) ok(m[1]!);
+        });
+      });
+      return { child, exited, url };
+    };
+    const begin = async (url: string) => {
+      const res = await fetch(`${url}/api/pulse/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ goal: "served", repo, driver: "scripted", script }) });
+      expect(res.status).toBe(201);
+      await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+    };
+
+    const first = start();
+    await begin(await first.url);
+    const sent = Date.now();
+    first.child.kill("SIGTERM");
+    expect((await first.exited) - sent).toBeLessThan(3_000);
+    expect(agentsIn(repo)).toEqual([]);
+    const { id } = await recorded(store);
+    const d = json(pulse("status", id, "--json"));
+    expect(d.session.status).toBe("paused");
+    expect(d.session.status_reason).toMatch(/^interrupted by a signal to pulse serve \(process \d+\) during iteration 1; what the agent left is in recovery commit [0-9a-f]{8}; resume with/);
+
+    // The near miss of a graceful stop: serve killed outright; its agent is still stopped by its watchdog.
+    const second = start();
+    await begin(await second.url);
+    second.child.kill("SIGKILL");
+    await second.exited;
+    await until(() => (agentsIn(repo).length === 0 ? true : undefined), 4_000);
+  }, 60_000);
+});
+
+describe("--stop-grace and a second signal", () => {
+  it("a second Ctrl-C (SIGINT) stops the turn at once, long before the grace; the first one pauses as SIGTERM does", async () => {
+    const { repo, store, script, pulse, background } = setup([{ shell: ["echo wip > wip.txt; trap '' TERM; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
+    const run = background("start", "--goal", "stop me now", "--driver", "scripted", "--script", script, "--stop-grace", "60");
+    await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+    const sent = Date.now();
+    run.child.kill("SIGINT");
+    await until(() => (/SIGINT: pausing/.test(run.output()) ? true : undefined));
+    run.child.kill("SIGINT");
+    const { code, at } = await run.exited;
+    expect(at - sent, run.output()).toBeLessThan(4_000);
+    expect(code, run.output()).toBe(0);
+    expect(run.output()).toContain("SIGINT again: stopping the turn now");
+    expect(run.output()).not.toContain("Continuing...");
+    expect(agentsIn(repo)).toEqual([]);
+    const { id } = await recorded(store);
+    expect(json(pulse("status", id, "--json")).session.status_reason).toMatch(/^interrupted by SIGINT during iteration 1; what the agent left is in recovery commit/);
+  }, 30_000);
+
+  it("refuses a --stop-grace that is no number of seconds in one line, before recording a session; a fraction is accepted", () => {
+    const { script, pulse } = setup([{ text: "<signal>COMPLETE</signal>" }]);
+    for (const bad of ["abc", "-1", "10s", "3601"]) {
+      const r = pulse("start", "--goal", "g", "--driver", "scripted", "--script", script, "--stop-grace", bad);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`pulse session: --stop-grace: takes seconds from 0 to 3600, not ${JSON.stringify(bad)}\n`);
+    }
+    expect(pulse("list").stdout).toBe("no sessions\n");
+    const ok = pulse("start", "--goal", "g", "--driver", "scripted", "--script", script, "--stop-grace", "0.5");
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain("complete after 1 iteration");
+  }, 30_000);
+});
