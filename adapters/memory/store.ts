@@ -4,6 +4,7 @@
  * and the inbox exactly as the SQLite store does, so the contract tests hold for both; nothing
  * outlives the process.
  */
+import { TrailCheck, withTraceProblems } from "../../src/store/audit-journal.js";
 import { canonicalJson } from "../../src/json/canonical-json.js";
 import { chainHash, eventCanonical, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
 import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, InterruptedIteration, IterationEnd, IterationStart, LoopCounters, PendingSignal, PhaseCommit, Store, StoreInfo, StoredAuditEvent, UnitOfWork } from "../../src/store/contracts.js";
@@ -144,7 +145,12 @@ export class MemoryStore implements Store {
   }
 
   async verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
-    return [...this.chains].filter(([ws]) => workspaceId === undefined || ws === workspaceId).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([ws, chain]) => ({ workspace_id: ws, ...verifyChain(chain.links, { next_seq: chain.links.length, hash: chain.head }) }));
+    const mine = (ws: string) => workspaceId === undefined || ws === workspaceId;
+    const reports = [...this.chains].filter(([ws]) => mine(ws)).map(([ws, chain]) => ({ workspace_id: ws, ...verifyChain(chain.links, { next_seq: chain.links.length, hash: chain.head }) }));
+    const trails = new TrailCheck();
+    for (const [ws, chain] of this.chains) if (mine(ws)) for (const link of chain.links) trails.add(link.event);
+    const journal = [...this.iterations.values()].filter((it) => mine(it.workspace_id)).map((it) => ({ workspace_id: it.workspace_id, loop_id: it.loop_id, trace_id: it.trace_id, finished: it.end !== undefined, phases: it.phases }));
+    return withTraceProblems(reports, trails.problems(journal));
   }
 
   async info(): Promise<StoreInfo> {

@@ -366,9 +366,28 @@ ${opening}`;
     .replace(finished, () => marked);
 }
 
-/** Migration n takes the schema from version n-1 to n. */
-export function migrations(a: PostgresAddress): string[] {
-  return [v1(a.schema, a), v2(a.schema, a), v3(a.schema, a), v4(a.schema), v5(a.schema, a, v4(a.schema))];
+/**
+ * Version 6: the chain heads (`audit_chains`) are as append-only as the events: a head only moves
+ * forward (a greater next_seq, or the same one and hash), and is never deleted or truncated. A
+ * head moved back by hand would hide events cut from the end of its chain from verify.
+ */
+function v6(s: string): string {
+  return `
+CREATE FUNCTION "${s}".refuse_head_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.workspace_id = OLD.workspace_id AND (NEW.next_seq > OLD.next_seq OR (NEW.next_seq = OLD.next_seq AND NEW.head = OLD.head)) THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'audit chain heads only move forward (PULSE §7.3): % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE TRIGGER audit_chains_forward_only BEFORE UPDATE OR DELETE ON "${s}".audit_chains FOR EACH ROW EXECUTE FUNCTION "${s}".refuse_head_change();
+CREATE TRIGGER audit_chains_no_truncate BEFORE TRUNCATE ON "${s}".audit_chains FOR EACH STATEMENT EXECUTE FUNCTION "${s}".refuse_head_change();
+`;
 }
 
-export const SCHEMA_VERSION = 5;
+/** Migration n takes the schema from version n-1 to n. */
+export function migrations(a: PostgresAddress): string[] {
+  return [v1(a.schema, a), v2(a.schema, a), v3(a.schema, a), v4(a.schema), v5(a.schema, a, v4(a.schema)), v6(a.schema)];
+}
+
+export const SCHEMA_VERSION = 6;

@@ -28,7 +28,7 @@ CREATE TABLE ${q("pulse_sessions")} (
   total_tokens_used bigint NOT NULL, repo_path text NOT NULL, driver jsonb NOT NULL, context_strategy text NOT NULL,
   total_cost_usd double precision NOT NULL, stop_reason text, status_reason text, control text, runner_pid integer,
   created_at text NOT NULL, updated_at text NOT NULL,
-  worktree_path text, base_ref text, base_sha text,
+  worktree_path text, base_ref text, base_sha text, verify jsonb,
   -- The order sessions were recorded in: newest first among those created in the same millisecond.
   seq bigint GENERATED ALWAYS AS IDENTITY
 );
@@ -39,7 +39,7 @@ CREATE TABLE ${q("pulse_iterations")} (
   output_full text, commit_hash text, files_changed text[] NOT NULL, anchor_turn_id text, anchor_strategy text,
   anchor_hint_next text, context_tokens integer NOT NULL, slice_id text, signal_source text, signal_reason text,
   anchor_resolution_ms double precision, anchor_salience double precision, anchor_depth integer, tokens_used bigint NOT NULL,
-  cost_usd double precision NOT NULL, error text, started_at text NOT NULL, finished_at text,
+  cost_usd double precision NOT NULL, error text, gate jsonb, started_at text NOT NULL, finished_at text,
   UNIQUE (session_id, iteration_number)
 );
 GRANT SELECT, INSERT, UPDATE ON ${q("pulse_sessions")}, ${q("pulse_iterations")} TO "${a.appRole}";

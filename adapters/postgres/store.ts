@@ -17,6 +17,8 @@
  *     workspace) visit the workspaces of the `workspaces` directory one by one, each under its
  *     own setting, in one read-only transaction: row-level security is never switched off.
  */
+import { withTraceProblems } from "../../src/store/audit-journal.js";
+import { traceProblems } from "./store-verify.js";
 import type pg from "pg";
 import { StoreError, type AuditFilter, type AuditPage, type ChainReport, type IdempotencyRecord, type InterruptedIteration, type LoopCounters, type MemoryChange, type PendingSignal, type PhaseCommit, type Store, type StoreInfo, type UnitOfWork } from "../../src/store/contracts.js";
 import type { AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
@@ -330,8 +332,9 @@ export class PostgresStore implements Store {
 
   async verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
     const db = await this.ready;
-    const found = await this.everyWorkspace((c) => checkChain(c, db), workspaceId);
-    return found.flatMap(({ ws, value }) => (value ? [{ workspace_id: ws, ...value }] : []));
+    const found = await this.everyWorkspace(async (c, ws) => ({ chain: await checkChain(c, db), problems: await traceProblems(c, this.t, ws) }), workspaceId);
+    const reports = found.flatMap(({ ws, value }) => (value.chain ? [{ workspace_id: ws, ...value.chain }] : []));
+    return withTraceProblems(reports, found.flatMap(({ value }) => value.problems));
   }
 
   async info(): Promise<StoreInfo> {

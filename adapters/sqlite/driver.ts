@@ -75,6 +75,19 @@ export function openDatabase(path: string, options: { readonly?: boolean } = {})
   }
 }
 
+/**
+ * SQLite's quick_check of every page of the file (b-tree structure, cell and record formats; not
+ * index contents): a damaged file is said as one, STORE_CORRUPT. It reads the whole file, once
+ * per open for writing and per `pulse audit verify`.
+ */
+export function checkIntegrity(db: Database, path: string): void {
+  const result = db.pragma("quick_check(1)", { simple: true });
+  if (result === "ok") return;
+  // Its report spans lines ("*** in database main ***", then the page): one line here.
+  const found = String(result).replace(/\*\*\* in database \w+ \*\*\*/g, "").trim().replace(/\s*\n\s*/g, "; ");
+  throw storeError(path, Object.assign(new Error(`integrity check: ${found}`), { code: "SQLITE_CORRUPT" }));
+}
+
 /** SQLite's and the file system's failures, as one line naming the file and what to do. */
 export function storeError(path: string, error: unknown): StoreError {
   if (error instanceof StoreError) return error;

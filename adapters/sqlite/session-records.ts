@@ -46,10 +46,12 @@ const MIGRATIONS = [
   `ALTER TABLE pulse_sessions ADD COLUMN worktree_path TEXT;
   ALTER TABLE pulse_sessions ADD COLUMN base_ref TEXT;
   ALTER TABLE pulse_sessions ADD COLUMN base_sha TEXT;`,
+  `ALTER TABLE pulse_sessions ADD COLUMN verify TEXT;
+  ALTER TABLE pulse_iterations ADD COLUMN gate TEXT;`,
 ];
 
 /** Columns holding JSON (arrays, objects) rather than scalars. */
-const JSON_COLUMNS = new Set(["progress_log", "driver", "files_changed"]);
+const JSON_COLUMNS = new Set(["progress_log", "driver", "files_changed", "verify", "gate"]);
 
 type Row = Record<string, unknown>;
 

@@ -124,8 +124,21 @@ DROP TABLE idempotency;
 ALTER TABLE idempotency_v2 RENAME TO idempotency;
 `;
 
-/** Migration n takes the store's tables from version n-1 to n. */
-export const STORE_MIGRATIONS: readonly string[] = [V1, V2];
+/**
+ * Version 3: the chain checkpoints (`audit_chains`) are as append-only as the events: a
+ * checkpoint only moves forward (the store's own upsert never moves one back) and is never
+ * deleted. One moved back by hand would hide events cut from the end of its chain from verify.
+ */
+const V3 = `
+CREATE TRIGGER audit_chains_no_delete BEFORE DELETE ON audit_chains
+  BEGIN SELECT RAISE(ABORT, 'audit chain checkpoints are append-only (PULSE §7.3): DELETE refused'); END;
+CREATE TRIGGER audit_chains_forward_only BEFORE UPDATE ON audit_chains
+  WHEN NEW.workspace_id IS NOT OLD.workspace_id OR NEW.next_seq < OLD.next_seq OR NEW.upto < OLD.upto OR (NEW.next_seq = OLD.next_seq AND NEW.head IS NOT OLD.head)
+  BEGIN SELECT RAISE(ABORT, 'audit chain checkpoints only move forward (PULSE §7.3): UPDATE refused'); END;
+`;
 
-/** The tables `pulse store info` counts and `pulse store export` writes (audit_traces is an index of audit_events). */
+/** Migration n takes the store's tables from version n-1 to n. */
+export const STORE_MIGRATIONS: readonly string[] = [V1, V2, V3];
+
+/** The store's own tables, first in what `pulse store info` counts and `pulse store export` writes (which is every table in the file: store-statements.ts fileTables). */
 export const STORE_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_rows"] as const;

@@ -3,6 +3,7 @@
  * row shapes and merges its reads need.
  */
 import type { IdempotencyRecord } from "../../src/store/contracts.js";
+import type { JournalIteration } from "../../src/store/audit-journal.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 import type { Database, Statement } from "./driver.js";
 
@@ -103,4 +104,28 @@ export function newestIdempotency(sources: IterableIterator<IdempotencyRow>[], l
     for (const it of sources) it.return?.();
   }
   return out;
+}
+
+/** The journal's iterations with their committed phases (of one workspace, or all), for `pulse audit verify`. */
+export function journalIterations(db: Database, workspaceId?: string): JournalIteration[] {
+  const byId = new Map<number, JournalIteration>();
+  for (const r of db.prepare("SELECT id, workspace_id, loop_id, trace_id, status FROM iterations ORDER BY id").iterate() as IterableIterator<{ id: number; workspace_id: string; loop_id: string; trace_id: string; status: string }>) {
+    if (workspaceId !== undefined && r.workspace_id !== workspaceId) continue;
+    byId.set(r.id, { workspace_id: r.workspace_id, loop_id: r.loop_id, trace_id: r.trace_id, finished: r.status !== "running", phases: [] });
+  }
+  // One scan of the phases (they have no index on iteration_id).
+  for (const p of db.prepare("SELECT iteration_id, phase_id, status FROM phases ORDER BY id").iterate() as IterableIterator<{ iteration_id: number; phase_id: string; status: string }>) byId.get(p.iteration_id)?.phases.push({ phase_id: p.phase_id, status: p.status });
+  return [...byId.values()];
+}
+
+/**
+ * Every table in the file, for `pulse store info` and `pulse store export`: the store's own
+ * (STORE_TABLES order) first, then the others any pulse writes there (the sessions' tables, the
+ * schema versions, the watermarks, the trace index), by name; `order` is how to read one in
+ * order (a WITHOUT ROWID table has no rowid: its primary key is its order).
+ */
+export function fileTables(db: Database, first: readonly string[]): { name: string; order: string }[] {
+  const all = db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all() as { name: string; sql: string }[];
+  const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
+  return all.sort((a, b) => rank(a.name) - rank(b.name)).map((t) => ({ name: t.name, order: /WITHOUT\s+ROWID/i.test(t.sql) ? "" : " ORDER BY rowid" }));
 }

@@ -14,11 +14,12 @@ import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, Interrupte
 import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
-import { openDatabase, storeError, type Database, type Statement } from "./driver.js";
+import { checkIntegrity, openDatabase, storeError, type Database, type Statement } from "./driver.js";
 import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
-import { eventOf, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
+import { eventOf, fileTables, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
 import { StoreError } from "../../src/store/contracts.js";
+import { TrailCheck, withTraceProblems } from "../../src/store/audit-journal.js";
 
 export const STORE_COMPONENT = "store";
 export const STORE_SCHEMA_VERSION = STORE_MIGRATIONS.length;
@@ -77,6 +78,8 @@ export class SqliteStore implements Store {
     this.description = `sqlite ${options.display ?? path}`;
     this.db = openDatabase(path, options);
     try {
+      // A damaged file is not written to: what a write might make of its damaged pages is unknown.
+      if (!options.readonly) checkIntegrity(this.db, path);
       if (!options.readonly) migrateComponent(this.db, path, STORE_COMPONENT, STORE_MIGRATIONS, WRITTEN_BY);
       else checkReadable(this.db, path);
       this.s = prepareStatements(this.db);
@@ -324,30 +327,34 @@ export class SqliteStore implements Store {
 
   verifyAudit(workspaceId?: string): Promise<ChainReport[]> {
     return this.read(() => {
+      // Damage in pages verify would not read (an index, a free page) is damage too.
+      checkIntegrity(this.db, this.path);
       // One pass over the trail: a workspace's events are in chain order by position.
       const chains = new Map<string, ChainLink[]>();
       const checkpoints = new Map((this.s.checkpoints!.all() as { workspace_id: string; next_seq: number; head: string }[]).map((c) => [c.workspace_id, c]));
       for (const ws of checkpoints.keys()) chains.set(ws, []);
+      const trails = new TrailCheck();
       for (const r of this.s.allEvents!.iterate() as IterableIterator<AuditRow>) {
         if (workspaceId !== undefined && r.workspace_id !== workspaceId) continue;
         let links = chains.get(r.workspace_id);
         if (!links) chains.set(r.workspace_id, (links = []));
         links.push({ chain_seq: r.chain_seq, event: eventOf(r), prev_hash: r.prev_hash, hash: r.hash });
+        trails.add(r);
       }
-      return [...chains]
+      const reports = [...chains]
         .filter(([ws]) => workspaceId === undefined || ws === workspaceId)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([workspace_id, links]) => {
           const c = checkpoints.get(workspace_id);
           return { workspace_id, ...verifyChain(links, c && { next_seq: c.next_seq, hash: c.head, reached: true }) };
         });
+      return withTraceProblems(reports, trails.problems(journalIterations(this.db, workspaceId)));
     });
   }
 
   info(): Promise<StoreInfo> {
     return this.read(() => {
       const counts: Record<string, number> = {};
-      for (const t of STORE_TABLES) counts[t] = (this.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+      for (const { name } of fileTables(this.db, STORE_TABLES)) counts[name] = (this.db.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
       // Most idempotency records are columns of their phase's row.
       counts.idempotency = (counts.idempotency ?? 0) + (this.db.prepare("SELECT count(*) AS n FROM phases WHERE idempotency_key IS NOT NULL").get() as { n: number }).n;
       let bytes = 0;
@@ -364,7 +371,11 @@ export class SqliteStore implements Store {
 
   /** Every row of every table, table by table (pulse store export). */
   *rows(): Generator<{ table: string; row: Record<string, unknown> }> {
-    for (const table of STORE_TABLES) for (const row of this.db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).iterate() as IterableIterator<Record<string, unknown>>) yield { table, row };
+    try {
+      for (const { name, order } of fileTables(this.db, STORE_TABLES)) for (const row of this.db.prepare(`SELECT * FROM "${name}"${order}`).iterate() as IterableIterator<Record<string, unknown>>) yield { table: name, row };
+    } catch (error) {
+      throw storeError(this.path, error);
+    }
   }
 
   /** Rebuilds the file to its smallest size (pulse store vacuum). */

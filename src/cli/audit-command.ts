@@ -3,7 +3,7 @@
  * audit verify`: walks each workspace's hash chain and names the first broken link.
  */
 import type { Command } from "commander";
-import type { AuditFilter, Store, StoredAuditEvent } from "../store/contracts.js";
+import { StoreError, type AuditFilter, type Store, type StoredAuditEvent } from "../store/contracts.js";
 import { EXIT } from "./exit-codes.js";
 import { parseCount } from "./inputs.js";
 import type { CliIO } from "./io.js";
@@ -27,7 +27,9 @@ trace, the event's seq in its iteration, its type and phase, and what it recorde
 prints each event as one JSON line with its chain position and hashes.
 
 pulse audit verify checks every workspace's hash chain (each event carries the BLAKE3 hash of the
-one before): "ok" with counts, or the first broken link and exit 1.
+one before), that each iteration's events are numbered 0, 1, 2, … without a gap, and that every
+step the iteration journal committed (a start, each phase, an end) has its events: "ok" with
+counts, or the first broken link or trace of each workspace and exit 1.
 
 Exit codes: 0 listed (or verified); 1 a broken chain, or a store that cannot be read; 2 usage error.`;
 
@@ -65,6 +67,11 @@ async function withStore(opts: { store?: string }, io: CliIO, command: string, u
   if (!store) return EXIT.problems;
   try {
     return await use(store);
+  } catch (error) {
+    // A file damaged where only this read reaches it: the same one line as at open.
+    if (!(error instanceof StoreError)) throw error;
+    io.stderr(`${command}: ${error.message}\n`);
+    return EXIT.problems;
   } finally {
     await store.close();
   }
@@ -96,7 +103,8 @@ export async function runAuditVerify(opts: { store?: string; workspace?: string;
     const events = reports.reduce((n, r) => n + r.events, 0);
     if (opts.json) io.stdout(`${JSON.stringify({ ok: broken.length === 0, chains: reports })}\n`);
     else {
-      for (const r of broken) io.stdout(`broken: workspace ${r.workspace_id}: event ${r.broken?.chain_seq}${r.broken?.event_id ? ` (${r.broken.event_id})` : ""}: ${r.broken?.reason}\n`);
+      // A link of the chain by its number; a trace (a seq gap, a journaled step without events) by its reason, which names it.
+      for (const r of broken) io.stdout(`broken: workspace ${r.workspace_id}: ${r.broken?.trace_id !== undefined ? "" : `event ${r.broken?.chain_seq}${r.broken?.event_id ? ` (${r.broken.event_id})` : ""}: `}${r.broken?.reason}\n`);
       if (broken.length === 0) io.stdout(`ok: ${reports.length} chain${reports.length === 1 ? "" : "s"}, ${events} event${events === 1 ? "" : "s"} verified in ${store.description}\n`);
     }
     return broken.length === 0 ? EXIT.ok : EXIT.problems;

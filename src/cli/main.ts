@@ -6,6 +6,7 @@
 import { CommanderError, type Command } from "commander";
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
+import { StoreError } from "../store/contracts.js";
 
 export async function runProgram(program: Command, argv: readonly string[], io: CliIO, name: string, codes: { usage: number; internal: number } = EXIT): Promise<number> {
   let exitCode: number = EXIT.ok;
@@ -31,6 +32,11 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
     if (e instanceof UsageError) {
       io.stderr(`${name}: ${e.message}\n`);
       return codes.usage;
+    }
+    // A store that fails (damaged, locked, full) where a command did not expect it: still one line, exit 1.
+    if (e instanceof StoreError) {
+      io.stderr(`${name}: ${e.message}\n`);
+      return EXIT.problems;
     }
     const err = e as Error;
     io.stderr(`${name}: internal error: ${err?.message ?? String(e)}\n`);

@@ -20,6 +20,7 @@ import { describeWaits, QuietWatcher } from "./run-waiting.js";
 import { isLoopback as isLoopbackHost } from "../transports/loopback.js";
 import { DEFAULT_STORE, openStoreForCli } from "./store-open.js";
 import type { Store } from "../store/contracts.js";
+import { STORE_RETRY_MS } from "../host/store-failure.js";
 
 /** Exit codes of `pulse run` beyond the shared ones (EXIT). */
 export const RUN_EXIT = {
@@ -166,7 +167,7 @@ function parseRoutes(values: readonly string[]): Record<string, string> {
 }
 
 /** Why a run stopped: the --json summary record and the last trace line say it. */
-type StopReason = "once" | "iterations" | "duration" | "interrupted" | "starved";
+type StopReason = "once" | "iterations" | "duration" | "interrupted" | "starved" | "store";
 
 export async function runRun(operands: readonly string[], opts: RunCliOptions, io: CliIO, signals: { onStop: (stop: () => void) => void }): Promise<number> {
   const iterations = parseCount("--iterations", opts.iterations);
@@ -327,6 +328,11 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
     if (e.type === "iteration.finished" && e.status !== "completed") incomplete++;
     // Its end was in doubt: committed after all, or resumed (the resumed run counts for itself).
     if (e.type === "iteration.resolved" && e.outcome !== "lost") incomplete--;
+    // Said once, however many iterations meet it; one that will not pass ends the run (exit 1).
+    if (e.type === "store.failed") {
+      io.stderr(`pulse run: ${e.message}${e.transient ? `: the loops are paused and try again every ${STORE_RETRY_MS / 1000}s` : ": the loops are stopped"}\n`);
+      if (!e.transient) stopRequested("store");
+    }
     if (e.type === "iteration.finished" || e.type === "signal.delivered" || e.type === "signal.dropped") watcher.poke();
   });
 
@@ -346,7 +352,7 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   // In a fleet each loop runs on its lease holder, on its cadences and signals: no kickoff per host.
   if (!fleet && (opts.once || opts.kickoff !== false)) {
     const kicked = iterations === undefined ? h.loops : h.loops.slice(0, iterations);
-    const kickoff = Promise.all(kicked.map((loop) => h.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error) => stopping || trace.note(`${loop.id}: ${error.message}`))));
+    const kickoff = Promise.all(kicked.map((loop) => h.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((error: Error & { code?: string }) => stopping || error.code === "STORE_FAILED" || trace.note(`${loop.id}: ${error.message}`))));
     if (opts.once) void kickoff.then(() => h.settled()).then(() => stopRequested("once"));
     else void kickoff.then(() => watcher.poke());
   } else watcher.poke();
@@ -364,7 +370,9 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   await fleet?.stop();
   await server?.close();
   let code: number = EXIT.ok;
-  if ((opts.once || iterations !== undefined) && incomplete > 0) code = EXIT.problems;
+  // A store that failed (and had not answered again by the end) fails the run, however it stopped.
+  if (h.storeFailure) code = EXIT.problems;
+  else if ((opts.once || iterations !== undefined) && incomplete > 0) code = EXIT.problems;
   // --once promises its signals are delivered: one given up at the deadline is a problem.
   else if (opts.once && stop.signalsDropped > 0) code = EXIT.problems;
   else if (reason === "starved" && iterations !== undefined && started < iterations) code = RUN_EXIT.starved;

@@ -7,6 +7,7 @@ import { style, type Style } from "../format/ansi.js";
 import type { HostEvent, HostWait } from "../host/host.js";
 import type { Loop } from "../runtime/loop.js";
 import type { CliIO } from "./io.js";
+import { isStoreFailure } from "../host/store-failure.js";
 
 interface Running {
   cause: string;
@@ -96,7 +97,8 @@ export class TraceWriter {
         const r = this.running.get(e.trace_id);
         this.running.delete(e.trace_id);
         const status = e.status === "completed" ? s.green(e.closed ? "closed" : "done") : e.status === "degraded" ? s.yellow(e.status) : s.red(e.status);
-        const why = e.error ? `  ${s.red(e.error.code)}: ${e.error.message}` : "";
+        // A store failure is said once, by pulse run (store.failed): here its code only.
+        const why = e.error ? `  ${s.red(e.error.code)}${isStoreFailure(e.error.code) ? "" : `: ${e.error.message}`}` : "";
         this.line(e.at, e.loop_id, `#${e.iteration} ${s.dim(`(${r?.cause ?? "trigger"})`)}  ${(r?.phases ?? []).join("  ")}  ${status}  ${s.dim(`${e.duration_ms}ms  trace ${e.trace_id.slice(0, 8)}`)}${why}`);
         break;
       }
@@ -134,7 +136,7 @@ export class TraceWriter {
         this.line(e.at, e.loop_id, s.dim(e.message));
         break;
       case "cadence.declined":
-        if (!e.reason.startsWith("the host is stopping")) this.line(e.at, e.loop_id, s.dim(`${e.cadence} trigger declined: ${e.reason}`));
+        if (!e.reason.startsWith("the host is stopping") && !e.reason.startsWith("the store failed")) this.line(e.at, e.loop_id, s.dim(`${e.cadence} trigger declined: ${e.reason}`));
         break;
     }
   }
@@ -173,6 +175,7 @@ const STOPPED: Record<string, string> = {
   duration: "stopped after --duration",
   interrupted: "stopped by Ctrl-C",
   starved: "stopped: nothing could trigger another iteration",
+  store: "stopped: the store failed",
 };
 
 function plural(n: number, word: string): string {

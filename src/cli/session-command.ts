@@ -89,6 +89,8 @@ interface StartOpts extends RunOpts {
   name?: string;
   turnTimeout?: string;
   silenceTimeout?: string;
+  verify?: string[];
+  verifyEach?: boolean;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -138,13 +140,15 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--name <project>", "the project's name (default: the repository's directory)")
     .option("--turn-timeout <duration>", "a turn's wall-clock limit, e.g. 20m (default: the profile's, else the driver preset's, else 15m)")
     .option("--silence-timeout <duration>", "how long an agent may print nothing before it is stopped, e.g. 5m (default: the profile's, else the preset's, else 5m)")
+    .option("--verify <command>", "a check pulse runs itself in the session's worktree (repeatable), e.g. 'npm test': its baseline is taken before the first turn, and a COMPLETE that adds a failure is rejected", collect, [])
+    .option("--verify-each", "run the checks after every iteration, not only on a COMPLETE")
     .action((opts: StartOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         stopGraceOf(opts);
         const sessions = await openSessions(opts, io);
         try {
           const s = await sessions.service.create(
-            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout },
+            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}) },
             "cli",
           );
           return await runOrDetach(sessions, s, opts, io);

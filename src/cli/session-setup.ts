@@ -95,7 +95,7 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
   const stateDir = spec.kind === "sqlite" ? dirname(spec.path) : spec.kind === "postgres" ? resolve(io.cwd, ".pulse") : undefined;
   const { records, processes } = await openRecords(spec, io);
   const reaper = new ProcessReaper(processes);
-  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, worktreesDir: worktreesDir(io.env), ...(stateDir ? { stateDir } : {}) }, (draft) => checkSession(draft, profile, storeArg, io), reaper);
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, verify: { checks: profile.verify.checks, each: profile.verify.each }, worktreesDir: worktreesDir(io.env), ...(stateDir ? { stateDir } : {}) }, (draft) => checkSession(draft, profile, storeArg, io), reaper);
   return {
     records,
     service,

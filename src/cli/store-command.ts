@@ -16,9 +16,14 @@ export async function runStoreInfo(opts: { store?: string; json?: boolean }, io:
     if (opts.json) io.stdout(`${JSON.stringify(info)}\n`);
     else {
       io.stdout(`${info.kind} store ${info.location}: schema version ${info.version}${info.bytes !== undefined ? `, ${formatBytes(info.bytes)}` : ""}\n`);
-      for (const [table, n] of Object.entries(info.counts)) io.stdout(`  ${table.padEnd(14)} ${n}\n`);
+      const width = Math.max(14, ...Object.keys(info.counts).map((t) => t.length));
+      for (const [table, n] of Object.entries(info.counts)) io.stdout(`  ${table.padEnd(width)} ${n}\n`);
     }
     return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    io.stderr(`pulse store info: ${error.message}\n`);
+    return EXIT.problems;
   } finally {
     await store.close();
   }

@@ -12,6 +12,7 @@ export type HostEvent =
   | { type: "cadence.declined"; loop_id: string; cadence: string; reason: string; at: number }
   | { type: "signal.emitted" | "signal.delivered" | "signal.dropped" | "signal.overflow" | "signal.retrying"; loop_id: string; connection: string; to_loop: string; event_id: string; trace_id: string; detail?: string; /** Why, in words (a dropped signal). */ message?: string; at: number }
   | { type: "signal.received"; loop_id: string; event_id: string; from: string; outcome: Ack["outcome"]; /** Why it was rejected. */ reason?: string; at: number }
+  | { type: "store.failed"; loop_id: string; code: string; message: string; /** The loops paused and try again (else they stopped). */ transient: boolean; at: number }
   | { type: "escalation"; loop_id: string; to: string; phase_id: string; reason: string; at: number };
 
 /** The host's event stream: a failing subscriber never breaks the host. */

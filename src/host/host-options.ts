@@ -39,6 +39,8 @@ export interface HostOptions extends Omit<RuntimeOptions, "hooks"> {
    * (default 100,000 ids and 16 MiB per loop; at least half of either is always remembered).
    */
   dedupe?: DedupeLimits;
+  /** How long loops paused by a store failure that may pass wait before they try again (default 10 s). */
+  storeRetryMs?: number;
 }
 
 /** How long stop() lets in-flight work finish by default, on the host's clock. */

@@ -36,6 +36,7 @@ export type { HostWait } from "./waiting.js";
 
 export { DEFAULT_STOP_TIMEOUT_MS, type HostOptions, type StopOptions, type StopResult } from "./host-options.js";
 import { DEFAULT_STOP_TIMEOUT_MS, type HostOptions, type StopOptions, type StopResult } from "./host-options.js";
+import { watchStore, type StoreFailure, type StoreWatch } from "./store-failure.js";
 
 interface Hosted {
   loop: Loop;
@@ -61,6 +62,7 @@ export class Host {
   private readonly deliveryDeps: DeliveryDeps;
   /** Outbox settles, kept and tried again while the store is unreachable. */
   private readonly settles: SettleRetry | undefined;
+  private readonly storeWatch: StoreWatch;
   /** Iterations started that count against maxIterations. */
   private admitted = 0;
   private started = false;
@@ -111,11 +113,17 @@ export class Host {
     const store = runtime.store;
     this.settles = store ? new SettleRetry(store, this.clock, (m) => this.note("*", m)) : undefined;
     this.deliveryDeps = { trails: this.trails, emit: (e) => this.emit(e), now: () => this.clock.now(), escalate: (e) => this.escalate(e), ...(this.settles ? { settle: this.settles.settle } : {}) };
+    this.storeWatch = watchStore(this.hosted, { clock: this.clock, retryMs: options.storeRetryMs, emit: (e) => this.emit(e), pause: (id) => this.pause(id), resume: (id) => this.resume(id) });
     runtime.subscribe((e) => {
       this.emit(e);
       // An iteration whose end turned out not committed once the store answered: it continues here.
       if (e.type === "iteration.resolved" && e.outcome === "resumed" && !this.stopping) resumeNotCommitted(this.hosted.get(e.loop_id)?.loop, e.workspace_id, (m) => this.note(e.loop_id, m), (running) => this.tracker.track(e.loop_id, e.workspace_id, running, true));
     });
+  }
+
+  /** The store failure that stopped or paused the loops, while it stands (store-failure.ts). */
+  get storeFailure(): StoreFailure | undefined {
+    return this.storeWatch.failure;
   }
 
   get workspace(): string {
@@ -128,6 +136,7 @@ export class Host {
 
   private emit(event: HostEvent): void {
     this.events.emit(event);
+    this.storeWatch.observe(event);
   }
 
   note(loopId: string, message: string): void {
@@ -206,6 +215,7 @@ export class Host {
   async stop(options: StopOptions = {}): Promise<StopResult> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.stopping = true;
+    this.storeWatch.close();
     for (const h of this.hosted.values()) for (const d of h.drivers) d.stop();
     const deadline = new AbortController();
     let timedOut = false;
@@ -273,6 +283,8 @@ export class Host {
       return undefined;
     };
     if (this.stopping) return decline("the host is stopping");
+    const failed = this.storeWatch.refusal;
+    if (failed) return decline(failed);
     const status = loop.status();
     if (status === "stopped" || status === "paused") return decline(`the loop is ${status}`);
     // A degraded loop is not retried before its open circuits allow a probe: no spinning.
@@ -306,6 +318,8 @@ export class Host {
     const h = this.required(loopId);
     h.limiter?.admit(this.clock.now());
     if (this.stopping) throw new PulseError("HOST_STOPPING", "the host is stopping: no new iteration starts");
+    const failed = this.storeWatch.refusal;
+    if (failed) throw new PulseError("STORE_FAILED", failed);
     const spent = this.spent();
     if (spent) throw new PulseError("ITERATIONS_SPENT", spent);
     this.admitted++;
@@ -330,7 +344,9 @@ export class Host {
    * the same signal is taken when it comes again and can be.
    */
   async receive(loopId: string, envelope: unknown): Promise<Ack> {
-    if (this.stopped) throw new ReceiverUnavailableError(`the host running ${loopId} is stopped`);
+    // A store that failed cannot record the signal's iteration: the sender keeps it and retries.
+    const failed = this.stopped ? `the host running ${loopId} is stopped` : this.storeWatch.refusal;
+    if (failed) throw new ReceiverUnavailableError(failed);
     const h = this.hosted.get(loopId);
     if (!h) return { outcome: "rejected", reason: `no loop ${loopId} in this host` };
     if (h.loop.status() === "stopped") return { outcome: "rejected", reason: `loop ${loopId} is stopped` };

@@ -65,6 +65,20 @@ export class AuditTrail {
     return held;
   }
 
+  /**
+   * Events drained for a unit the store refused: never stored, so their numbers go to the events
+   * after them (those still held are renumbered), and the trace's seq keeps no gap.
+   */
+  refused(events: readonly AuditEvent[]): void {
+    const n = events.length;
+    if (n === 0) return;
+    this.seq -= n;
+    for (const e of this.held) {
+      e.seq -= n;
+      e.event_id = `${this.traceId}-${e.seq}`;
+    }
+  }
+
   get count(): number {
     return this.seq;
   }

@@ -13,6 +13,7 @@ import { CircuitOpenError, InvariantViolation, LeaseLostError, LoopStoppedError,
 import type { EventStream, IterationStatus } from "./events.js";
 import type { IterationContext } from "./iteration-context.js";
 import type { Journal } from "./journal.js";
+import { StoreError } from "../store/contracts.js";
 import { checkOutcomeGrounding } from "./invariants.js";
 
 /** A phase an interrupted iteration committed before it stopped. */
@@ -150,7 +151,8 @@ export class IterationExecutor {
       // The audit substrate itself failed (or a hook did): the iteration cannot be recorded further.
       const err = e instanceof PulseError ? e : new PulseError(e instanceof SubstrateUnavailableError ? "SUBSTRATE_UNAVAILABLE" : "ITERATION_FAILED", (e as Error)?.message ?? String(e), { cause: e });
       result.status = err instanceof CircuitOpenError || e instanceof SubstrateUnavailableError ? "degraded" : "failed";
-      result.error = { code: err.code, message: err.message };
+      // A store that failed under the phase keeps its own code: the host stops (or pauses) on it.
+      result.error = e instanceof StoreError ? { code: e.code, message: e.message } : { code: err.code, message: err.message };
     }
 
     const lost = this.fence(workspaceId);
@@ -164,6 +166,9 @@ export class IterationExecutor {
       await audit.append(result.status === "completed" ? "iteration.completed" : "iteration.failed", null, iterationSignature, { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) });
       if (journal) {
         await journal.commit(audit, { workspace_id: workspaceId, trace_id: traceId, finished: { status: result.status, closed: result.closed, ...(result.error ? { error: result.error } : {}) }, counters: { iterations: ws.iterations, started: true } });
+        // Every unit is committed: what the delivery appends (signal.emitted) goes straight to
+        // the store, instead of being numbered and held for a unit that never comes (a seq gap).
+        audit.release();
         await deliver(it);
       }
     } catch (e) {

@@ -46,7 +46,12 @@ export class Journal {
     const prior = this.deferred.get(step.trace_id);
     if (prior) this.deferred.delete(step.trace_id);
     const events = this.holdsAudit ? await audit.drain() : [];
-    await this.store.commit({ ...prior, ...step, loop_id: this.loopId, audit: events });
+    try {
+      await this.store.commit({ ...prior, ...step, loop_id: this.loopId, audit: events });
+    } catch (error) {
+      audit.refused(events);
+      throw error;
+    }
   }
 
   /** Forgets the steps of an iteration held back for its next commit (one that will not come here). */

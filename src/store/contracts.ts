@@ -151,8 +151,8 @@ export interface ChainReport {
   workspace_id: string;
   ok: boolean;
   events: number;
-  /** The first broken link, when not ok. */
-  broken?: { chain_seq: number; event_id: string | null; reason: string };
+  /** The first broken link, or trace (`trace_id`, chain_seq -1) whose events have a gap or miss a journaled step, when not ok. */
+  broken?: { chain_seq: number; event_id: string | null; trace_id?: string; reason: string };
 }
 
 export interface StoreInfo {

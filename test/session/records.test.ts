@@ -87,12 +87,12 @@ describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
   it("gives back every field as it was written, no more and no fewer", async () => {
     const r = await open();
     const created = await r.create(session("eeee1111-0000-4000-8000-000000000001", { worktree_path: "/tmp/wt/my-app-eeee1111", base_ref: "main", base_sha: "0123456789abcdef0123456789abcdef01234567", branch_name: "pulse/session/eeee1111" }));
-    const patch: SessionPatch = { status: "blocked", last_signal: "BLOCKED", stop_reason: "no_progress", status_reason: "needs a key", control: "abort", runner_pid: 4242, total_cost_usd: 1.25, total_tokens_used: 3_000_000_000, driver: { name: "claude", model: "m", timeoutMs: 60_000 }, progress_log: [{ iteration: 1, signal: "BLOCKED", summary: "ünïcødé \"quoted\"", commit: null }] };
+    const patch: SessionPatch = { status: "blocked", last_signal: "BLOCKED", stop_reason: "no_progress", status_reason: "needs a key", control: "abort", runner_pid: 4242, total_cost_usd: 1.25, total_tokens_used: 3_000_000_000, driver: { name: "claude", model: "m", timeoutMs: 60_000 }, progress_log: [{ iteration: 1, signal: "BLOCKED", summary: "ünïcødé \"quoted\"", commit: null }], verify: { checks: ["npm test"], each: true, baseline: [{ command: "npm test", exit: 1, failures: ["x fails"] }] } };
     const updated = await r.update(created.id, patch);
     expect(await r.get(created.id)).toEqual(updated);
     expect(updated).toEqual({ ...created, ...patch, updated_at: updated.updated_at });
     const it1 = await r.addIteration({ id: "it-e1", session_id: created.id, iteration_number: 1, task_content: "t" });
-    const itPatch: IterationPatch = { status: "timeout", signal: "BLOCKED", signal_source: "tag", signal_reason: "r", error: "e", anchor_resolution_ms: 1.5, anchor_salience: 0.25, anchor_depth: 3, tokens_used: 7, cost_usd: 0.5, files_changed: ["a b.ts", "{x}", "c,d"], finished_at: now() };
+    const itPatch: IterationPatch = { status: "timeout", signal: "BLOCKED", signal_source: "tag", signal_reason: "r", error: "e", anchor_resolution_ms: 1.5, anchor_salience: 0.25, anchor_depth: 3, tokens_used: 7, cost_usd: 0.5, files_changed: ["a b.ts", "{x}", "c,d"], gate: { passed: false, checks: [{ command: "npm test", exit: 1, newFailures: ["y fails"], durationMs: 12 }] }, finished_at: now() };
     const it2 = await r.updateIteration(it1.id, itPatch);
     expect(it2).toEqual({ ...it1, ...itPatch });
     expect(await r.iterations(created.id)).toEqual([it2]);
@@ -147,7 +147,7 @@ describe("SqliteSessionRecords in the shared file", () => {
     expect(versions.map((v) => v.component)).toEqual(["sessions", "store"]);
     db.prepare("UPDATE pulse_schema_versions SET version = 99 WHERE component = 'sessions'").run();
     db.close();
-    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 2/);
+    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 3/);
   });
 
   it("refuses a file that is not a database, in one line", () => {

@@ -77,6 +77,29 @@ for (const make of fixtures) {
       expect((await store.queryAudit({ loop_id: "nope", limit: 10 })).events).toEqual([]);
     });
 
+    it("verify names a trace whose seq has a gap, and a journaled phase or end without its events; a whole iteration passes", async () => {
+      open();
+      const observe = { phase_id: "observe", signature: "blake3:01", status: "completed" as const, output: 1, next: "decide" };
+      // The near miss: start, phase and end each with their events, in ws_c.
+      const c = { ...base, workspace_id: "ws_c", trace_id: TRACE2 };
+      const inC = (seq: number, o: Parameters<typeof event>[1] = {}) => event(seq, { workspace_id: "ws_c", trace_id: TRACE2, event_id: `${TRACE2}-${seq}`, ...o });
+      await store.commit({ ...started, ...c, audit: [inC(0, { event_type: "iteration.started", phase_id: null })] });
+      await store.commit({ ...c, phase: observe, audit: [inC(1, { phase_id: "observe" })] });
+      await store.commit({ ...c, finished: { status: "completed", closed: true }, audit: [inC(2, { event_type: "signal.emitted", phase_id: "observe" }), inC(3, { event_type: "iteration.completed", phase_id: null })] });
+      expect(await store.verifyAudit("ws_c")).toEqual([{ workspace_id: "ws_c", ok: true, events: 4 }]);
+      // ws_a: seq 1 never stored.
+      await store.commit(started);
+      await store.commit({ ...base, phase: observe, audit: [event(2, { phase_id: "observe" })] });
+      // ws_b: a phase and an end the journal committed, with no event of either.
+      const b = { ...base, workspace_id: "ws_b" };
+      await store.commit({ ...started, ...b, audit: [event(0, { workspace_id: "ws_b", event_type: "iteration.started", phase_id: null })] });
+      await store.commit({ ...b, phase: observe, finished: { status: "completed", closed: false }, audit: [] });
+      const reports = await store.verifyAudit();
+      expect(reports.map((r) => [r.workspace_id, r.ok])).toEqual([["ws_a", false], ["ws_b", false], ["ws_c", true]]);
+      expect(reports[0]?.broken).toEqual({ chain_seq: -1, event_id: null, trace_id: TRACE, reason: `trace ${TRACE} of examples.hello: its event seq 1 is missing (the next one is seq 2)` });
+      expect(reports[1]?.broken).toMatchObject({ trace_id: TRACE, reason: `trace ${TRACE} of examples.hello: the journal committed its phase observe, and the audit trail has no event of it` });
+    });
+
     it("commits a unit whole or not at all", async () => {
       open();
       const bad = { ...event(1), data: { n: 10n } } as never;

@@ -36,7 +36,7 @@ function versionOneFile(path: string): void {
   const idem = db.prepare("INSERT INTO idempotency (workspace_id, signature, loop_id, output, trace_id, created_at) VALUES ('ws_a', ?, 'examples.hello', ?, ?, ?)");
   idem.run("blake3:old", '{"a":1}', TRACE2, "2026-11-24T11:00:00.000Z");
   idem.run("blake3:new", '{"a":2}', TRACE, at);
-  const events = [event(0, { trace_id: TRACE2, event_id: `${TRACE2}-0` }), event(0), event(1)];
+  const events = [event(0, { trace_id: TRACE2, event_id: `${TRACE2}-0`, event_type: "iteration.completed", phase_id: null }), event(0, { phase_id: "observe" }), event(1)];
   let prev = GENESIS;
   const insert = db.prepare("INSERT INTO audit_events (workspace_id, chain_seq, event_id, event_type, trace_id, loop_id, phase_id, seq, timestamp, signature, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   events.forEach((e, i) => {
@@ -58,7 +58,7 @@ describe("SQLite store schema version 2", () => {
     const db = openDatabase(path);
     expect(db.prepare("SELECT version FROM pulse_schema_versions WHERE component = 'store'").get()).toEqual({ version: STORE_SCHEMA_VERSION });
     db.close();
-    expect(STORE_SCHEMA_VERSION).toBe(2);
+    expect(STORE_SCHEMA_VERSION).toBe(3);
     const [interrupted, ...none] = await store.interrupted("examples.hello");
     expect(none).toEqual([]);
     expect(interrupted).toMatchObject({ trace_id: TRACE, number: 2, phases: [{ phase_id: "observe", signature: "blake3:01", status: "completed", output: { seen: 1 }, next: "decide" }], audit_seq: 2 });
@@ -70,11 +70,11 @@ describe("SQLite store schema version 2", () => {
     expect((await store.queryAudit({ trace_id: TRACE, limit: 10 })).events.map((e) => e.event.event_id)).toEqual([`${TRACE}-0`, `${TRACE}-1`]);
     expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: true, events: 3 }]);
     // The resumed iteration goes on in the migrated file: its phase, its idempotency record, its events.
-    await store.commit({ ...base, phase: { phase_id: "decide", signature: "blake3:02", status: "completed", output: { d: 1 }, next: null }, idempotency: { workspace_id: "ws_a", signature: "blake3:newest", canonical: '{"d":1}' }, finished: { status: "completed", closed: true }, audit: [event(2)] });
+    await store.commit({ ...base, phase: { phase_id: "decide", signature: "blake3:02", status: "completed", output: { d: 1 }, next: null }, idempotency: { workspace_id: "ws_a", signature: "blake3:newest", canonical: '{"d":1}' }, finished: { status: "completed", closed: true }, audit: [event(2), event(3, { event_type: "iteration.completed", phase_id: null })] });
     expect(await store.interrupted("examples.hello")).toEqual([]);
     expect((await store.idempotency("examples.hello", 2)).map((r) => r.signature)).toEqual(["blake3:newest", "blake3:new"]);
-    expect((await store.queryAudit({ trace_id: TRACE, limit: 10 })).events.map((e) => e.chain_seq)).toEqual([1, 2, 3]);
-    expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: true, events: 4 }]);
+    expect((await store.queryAudit({ trace_id: TRACE, limit: 10 })).events.map((e) => e.chain_seq)).toEqual([1, 2, 3, 4]);
+    expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: true, events: 5 }]);
     await store.close();
   });
 
@@ -125,6 +125,29 @@ describe("SQLite store schema version 2", () => {
     expect(await store.verifyAudit()).toEqual([{ workspace_id: "ws_a", ok: false, events: 3, broken: { chain_seq: 3, event_id: null, reason: "the chain should have at least 4 events and has 3: events were removed from its end" } }]);
     await store.close();
   });
+
+  it("the chain checkpoints are append-only too: plain SQL cannot move one back or delete it; the store moves it forward", async () => {
+    dir = tempDir();
+    const path = join(dir, "pulse.db");
+    let store = new SqliteStore(path);
+    await store.commit({ ...base, audit: [event(0), event(1), event(2)] });
+    await store.close();
+    const db = openDatabase(path);
+    const checkpoint = () => db.prepare("SELECT next_seq, head FROM audit_chains WHERE workspace_id = 'ws_a'").get() as { next_seq: number; head: string };
+    const before = checkpoint();
+    expect(before.next_seq).toBe(3);
+    // Before version 3 these passed, and events cut from the chain's end went unnamed.
+    expect(() => db.prepare("UPDATE audit_chains SET next_seq = 2").run()).toThrow(/audit chain checkpoints only move forward \(PULSE §7\.3\): UPDATE refused/);
+    expect(() => db.prepare("UPDATE audit_chains SET head = 'blake3:forged'").run()).toThrow(/only move forward/);
+    expect(() => db.prepare("DELETE FROM audit_chains").run()).toThrow(/audit chain checkpoints are append-only \(PULSE §7\.3\): DELETE refused/);
+    expect(checkpoint()).toEqual(before);
+    // The near miss: the store's own checkpoint, further along the chain, is written.
+    store = new SqliteStore(path);
+    await store.commit({ ...base, audit: [event(3)] });
+    await store.close();
+    expect(checkpoint().next_seq).toBe(4);
+    db.close();
+  });
 });
 
 describe("SQLite store schema version 2, read by a reader only", () => {
@@ -139,7 +162,7 @@ describe("SQLite store schema version 2, read by a reader only", () => {
       error = e;
     }
     expect(error).toMatchObject({ code: "STORE_TOO_OLD" });
-    expect((error as Error).message).toMatch(/schema version 1, written by an older pulse; this pulse reads store schema version 2/);
+    expect((error as Error).message).toMatch(/schema version 1, written by an older pulse; this pulse reads store schema version 3/);
     const db = openDatabase(path);
     expect(db.prepare("SELECT version FROM pulse_schema_versions WHERE component = 'store'").get()).toEqual({ version: 1 });
     db.close();

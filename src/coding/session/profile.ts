@@ -18,7 +18,8 @@ export interface SessionProfile {
   buildContext: { contextStrategy: ContextStrategy; prefetchTurns: number; semanticMinSalience: number; mcpServers?: Record<string, unknown> };
   /** Timeouts left out: the driver's own (a preset's timeoutMs / silenceTimeoutMs, else 15 and 5 minutes). */
   dispatch: { driver: string; model?: string; timeoutMs?: number; silenceTimeoutMs?: number; maxTurns?: number };
-  extract: { allowInference: boolean; summaryChars: number };
+  extract: { allowInference: boolean; summaryChars: number; autoCommit: boolean };
+  verify: { checks: string[]; each: boolean; maxRejections: number; timeoutMs: number };
   recordBranch: { controlPollMs: number };
   notify: { terminal: boolean; desktop: boolean; webhooks: string[] };
 }
@@ -73,6 +74,7 @@ export function parseSessionProfile(value: unknown, where = "profile"): SessionP
     limits?: Partial<Limits>;
     phases: { build_context?: Partial<SessionProfile["buildContext"]>; dispatch_agent?: Partial<SessionProfile["dispatch"]>; extract_evidence?: Partial<SessionProfile["extract"]>; record_branch?: Partial<SessionProfile["recordBranch"]> };
     notify?: Partial<SessionProfile["notify"]>;
+    verify?: Partial<SessionProfile["verify"]>;
   };
   try {
     resolveLimits(v.limits ?? {});
@@ -84,7 +86,8 @@ export function parseSessionProfile(value: unknown, where = "profile"): SessionP
     limits: v.limits ?? {},
     buildContext: { contextStrategy: "prefetch", prefetchTurns: 3, semanticMinSalience: 0.2, ...p.build_context },
     dispatch: { driver: "claude", ...p.dispatch_agent },
-    extract: { allowInference: true, summaryChars: 160, ...p.extract_evidence },
+    extract: { allowInference: true, summaryChars: 160, autoCommit: true, ...p.extract_evidence },
+    verify: { checks: [], each: false, maxRejections: 2, timeoutMs: 600_000, ...v.verify },
     recordBranch: { controlPollMs: 250, ...p.record_branch },
     notify: { terminal: true, desktop: false, webhooks: [], ...v.notify },
   };

@@ -5,6 +5,7 @@
  * A narrow contract: the session loop depends on it, implementations live in adapters/
  * (memory, SQLite in the shared `.pulse/pulse.db`).
  */
+import type { CheckBaseline, GateVerdict } from "../gate.js";
 import type { Signal, SignalSource } from "../signals.js";
 import type { StopReason } from "../limits.js";
 
@@ -15,8 +16,8 @@ import type { StopReason } from "../limits.js";
 export type SessionStatus = "pending" | "running" | "complete" | "blocked" | "failed" | "aborted" | "paused" | "interrupted";
 export const SESSION_STATUSES: readonly SessionStatus[] = ["pending", "running", "complete", "blocked", "failed", "aborted", "paused", "interrupted"];
 
-export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "failed" | "timeout";
-export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "failed", "timeout"];
+export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "rejected" | "failed" | "timeout";
+export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "rejected", "failed", "timeout"];
 
 export type AnchorStrategy = "chained" | "explicit" | "semantic" | "temporal" | "none";
 export type ContextStrategy = "none" | "prefetch" | "mcp" | "hybrid";
@@ -67,8 +68,18 @@ export interface SessionRecord {
   base_ref: string | null;
   /** The commit its branch was created from. */
   base_sha: string | null;
+  /** The checks pulse runs itself (--verify), and their baseline once taken; null: none. */
+  verify: VerifyConfig | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface VerifyConfig {
+  checks: string[];
+  /** Run the checks after every iteration, not only on a COMPLETE. */
+  each: boolean;
+  /** Each check's exit and failures before the first turn. */
+  baseline?: CheckBaseline[];
 }
 
 export interface DriverConfig {
@@ -107,12 +118,14 @@ export interface IterationRecord {
   tokens_used: number;
   cost_usd: number;
   error: string | null;
+  /** The checks' verdict on this iteration (on a COMPLETE, or every iteration with --verify-each). */
+  gate: GateVerdict | null;
   started_at: string;
   finished_at: string | null;
 }
 
 export type NewSession = Pick<SessionRecord, "id" | "project_name" | "goal" | "max_iterations" | "repo_path" | "driver" | "context_strategy" | "created_by"> &
-  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha">>;
+  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha" | "verify">>;
 
 export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at" | "updated_at">>;
 export type IterationPatch = Partial<Omit<IterationRecord, "id" | "session_id" | "iteration_number">>;
@@ -171,6 +184,7 @@ export function newSessionRecord(s: NewSession, now: string): SessionRecord {
     worktree_path: s.worktree_path ?? null,
     base_ref: s.base_ref ?? null,
     base_sha: s.base_sha ?? null,
+    verify: s.verify ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -198,6 +212,7 @@ export function newIterationRecord(i: NewIteration, now: string): IterationRecor
     tokens_used: 0,
     cost_usd: 0,
     error: null,
+    gate: null,
     started_at: now,
     finished_at: null,
     ...i,

@@ -55,6 +55,9 @@ export interface StartInput {
   /** A turn's wall-clock and silence limits: a duration (`20m`, `90s`) or milliseconds. */
   turnTimeout?: unknown;
   silenceTimeout?: unknown;
+  /** Checks pulse runs itself (CLI and profile only: never from a REST or MCP request). */
+  verify?: string[];
+  verifyEach?: boolean;
 }
 
 const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout"]);
@@ -87,10 +90,23 @@ export function shown(s: SessionRecord): SessionRecord {
   return { ...s, status: "interrupted", status_reason: `its runner (process ${s.runner_pid ?? "unknown"}) stopped while it ran: pulse session resume ${s.id.slice(0, 8)} continues it, abort ends it` };
 }
 
+function verifyOf(input: StartInput, defaults: { checks: string[]; each: boolean } | undefined): { verify?: { checks: string[]; each: boolean } } {
+  const given = (input.verify ?? []).map((c) => c.trim());
+  if (given.some((c) => c === "")) throw new SessionInputError("verify", "a check is a shell command, e.g. --verify 'npm test', not an empty string");
+  const checks = [...new Set([...(defaults?.checks ?? []), ...given])];
+  if (checks.length === 0) {
+    if (input.verifyEach) throw new SessionInputError("verifyEach", "runs the checks after every iteration: give them with --verify CMD (or in the profile)");
+    return {};
+  }
+  return { verify: { checks, each: input.verifyEach ?? defaults?.each ?? false } };
+}
+
 export interface SessionDefaults {
   driver: string;
   contextStrategy: ContextStrategy;
   maxIterations: number;
+  /** The profile's checks, which every session runs (--verify adds to them). */
+  verify?: { checks: string[]; each: boolean };
   /** Where session worktrees go (default worktreesDir() of the process's environment). */
   worktreesDir?: string;
   /** pulse's state directory: its files in a checkout never make it dirty. */
@@ -184,6 +200,7 @@ export class SessionService {
       created_by: createdBy,
       ...workspace,
       ...(anchor ? { anchor_turn_id: anchor } : {}),
+      ...verifyOf(input, this.defaults.verify),
     };
     await this.check(draft);
     await before?.(draft);

@@ -92,11 +92,17 @@ describeWith(await postgresService(), "PostgreSQL Store: what the database enfor
     await expect(asWorkspace("globex", () => c.query(`DELETE FROM ${t("audit_events")}`))).rejects.toThrow(/permission denied/);
     await expect(s.admin(`UPDATE ${t("audit_events")} SET event_type = 'forged'`)).rejects.toThrow(/append-only/);
     await expect(s.admin(`DELETE FROM ${t("audit_events")}`)).rejects.toThrow(/append-only/);
+    // The chain heads too, even to an owner: none moved back (it would hide events cut from the end), none deleted.
+    await expect(s.admin(`UPDATE ${t("audit_chains")} SET next_seq = next_seq - 1`)).rejects.toThrow(/audit chain heads only move forward \(PULSE §7\.3\): UPDATE refused/);
+    await expect(s.admin(`UPDATE ${t("audit_chains")} SET head = 'blake3:forged'`)).rejects.toThrow(/only move forward/);
+    await expect(s.admin(`DELETE FROM ${t("audit_chains")}`)).rejects.toThrow(/DELETE refused/);
+    await expect(s.admin(`TRUNCATE ${t("audit_chains")}`)).rejects.toThrow(/TRUNCATE refused/);
     // The near-miss: appending to its own workspace's audit is what the runtime does.
     await st.commit({ loop_id: "examples.hello", workspace_id: "globex", trace_id: TRACE, audit: [event(TRACE, 1, "globex")] });
+    // The iteration inserted by hand has no audit event: verify's cross-check of the journal names it.
     expect(await st.verifyAudit()).toEqual([
       { workspace_id: "acme", ok: true, events: 1 },
-      { workspace_id: "globex", ok: true, events: 2 },
+      { workspace_id: "globex", ok: false, events: 2, broken: { chain_seq: -1, event_id: null, trace_id: "own", reason: "trace own of l: the journal committed this iteration, and the audit trail has no event of it" } },
     ]);
     expect((await st.interrupted("l")).map((i) => [i.workspace_id, i.trace_id])).toEqual([["globex", "own"]]);
   });
@@ -208,7 +214,8 @@ describeWith(await postgresService(), "PostgreSQL Store: what the database enfor
     expect((await st.counters("examples.hello")).get("acme")).toEqual({ iterations: 11, started: true });
     // The refused unit's memory write did not land; every other one did, in order.
     expect((await rows("SELECT key FROM T.memory_state WHERE kind = 'node' ORDER BY id")).map((r) => r.key)).toEqual(["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v10", "v11"]);
-    expect(await st.verifyAudit()).toEqual([{ workspace_id: "acme", ok: true, events: 11 }]);
+    // The chain is whole; the refused unit's event (seq 9) was never stored, a gap verify names (the runtime gives its number to the next event instead).
+    expect(await st.verifyAudit()).toEqual([{ workspace_id: "acme", ok: false, events: 11, broken: { chain_seq: -1, event_id: null, trace_id: t, reason: `trace ${t} of examples.hello: its event seq 9 is missing (the next one is seq 10)` } }]);
     expect((await st.idempotency("examples.hello", 100)).find((r) => r.signature === "blake3:p4")?.canonical).toBe(`{"i":4}`);
   });
 
