@@ -102,6 +102,12 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
       [id, 2, 5, "COMPLETE", "CONTINUE", ["greet.js"]],
     ]);
     expect(seed.rows[0].first).toMatch(/Created greet\.js/);
+    // Exported with the store, after its own tables.
+    const exported = runBin("pulse", ["store", "export", "--jsonl", "--store", s.appUrl]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const rows = exported.stdout.trim().split("\n").map((l) => JSON.parse(l) as { table: string; row: Record<string, unknown> });
+    expect(rows.filter((r) => r.table === "pulse_sessions").map((r) => [r.row.id, r.row.status, r.row.total_tokens_used])).toEqual([[id, "complete", 120]]);
+    expect(rows.filter((r) => r.table === "pulse_iterations").map((r) => r.row.files_changed)).toEqual([["greet.js"], []]);
     // Connected as an owner (the server's superuser), it works as the runtime's role and says so.
     const asOwner = runBin("pulse", ["session", "list", "--store", s.url], { cwd: repo });
     expect(asOwner.code, asOwner.stderr).toBe(0);
