@@ -9,3 +9,5 @@ export { PostgresLeases } from "./leases.js";
 export { chainHash, GENESIS, PostgresAudit, type ChainReport } from "./audit.js";
 export { postgresSubstrateFactory } from "./substrates.js";
 export { PostgresStore } from "./store.js";
+export { PostgresSessionRecords } from "./session-records.js";
+export { SESSION_SCHEMA_VERSION } from "./session-schema.js";

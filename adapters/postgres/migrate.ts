@@ -8,6 +8,7 @@ import pg from "pg";
 import { parsePostgresUrl, type PostgresAddress } from "./address.js";
 import { migrations, SCHEMA_VERSION } from "./schema.js";
 import { PostgresStoreError, describePgError } from "./errors.js";
+import { migrateSessions } from "./session-schema.js";
 
 export interface MigrateReport {
   schema: string;
@@ -19,6 +20,8 @@ export interface MigrateReport {
   appRole: string;
   /** Who ran it. */
   connectedAs: string;
+  /** The coding sessions' tables, on their own version track (session-schema.ts). */
+  sessions: { from: number; to: number };
 }
 
 /** The schema version a store's database holds (0: none yet). */
@@ -75,8 +78,9 @@ export async function migrate(url: string, options: { appPassword?: string } = {
       await client.query(`INSERT INTO "${schema}".meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, [String(SCHEMA_VERSION)]);
       await client.query("RESET ROLE");
     }
+    const sessions = await migrateSessions(client, address);
     await client.query("COMMIT");
-    return { schema, from, to: SCHEMA_VERSION, rolesCreated, ownerRole, appRole, connectedAs: me.name };
+    return { schema, from, to: SCHEMA_VERSION, rolesCreated, ownerRole, appRole, connectedAs: me.name, sessions };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     if (error instanceof PostgresStoreError) throw error;

@@ -1,6 +1,6 @@
 /**
- * `pulse store export --jsonl --store postgres://…`: every row of the store's tables, table by
- * table, as `{ table, row }` (the SQLite store's shape), streamed through a server-side cursor a
+ * `pulse store export --jsonl --store postgres://…`: every row of the store's tables (and then of
+ * the coding sessions' tables), table by table, as `{ table, row }` (the SQLite store's shape), streamed through a server-side cursor a
  * few hundred rows at a time, never the whole table in memory.
  *
  * One read-only REPEATABLE READ transaction: the export is one snapshot of every workspace, even
@@ -25,6 +25,13 @@ const EXPORTED: [table: string, orderBy: string][] = [
   ["memory_nodes", "graph, node_id"],
   ["memory_edges", "graph, key"],
   ["memory_mutations", "id"],
+];
+
+/** The coding sessions' tables (session-schema.ts), after the store's: no workspace, one pass each, when the schema has them. */
+const SESSION_TABLES: [table: string, orderBy: string][] = [
+  ["pulse_sessions", "seq"],
+  ["pulse_iterations", "session_id, iteration_number"],
+  ["pulse_agent_processes", "seq"],
 ];
 
 /** Rows fetched per round trip. */
@@ -58,6 +65,16 @@ export async function* exportRows(pool: pg.Pool, table: (name: string) => string
         }
         await client.query("CLOSE pulse_export");
       }
+    }
+    for (const [name, orderBy] of SESSION_TABLES) {
+      if (!(await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [table(name)])).rows[0]?.present) continue;
+      await client.query(`DECLARE pulse_export NO SCROLL CURSOR FOR SELECT * FROM ${table(name)} ORDER BY ${orderBy}`);
+      for (;;) {
+        const batch = await client.query<Record<string, unknown>>({ text: `FETCH ${FETCH} FROM pulse_export`, types });
+        for (const row of batch.rows) yield { table: name, row };
+        if (batch.rows.length < FETCH) break;
+      }
+      await client.query("CLOSE pulse_export");
     }
     await client.query("COMMIT");
     open = false;

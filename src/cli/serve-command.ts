@@ -25,7 +25,7 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   const maxSessions = parseMaxSessions(opts.maxSessions);
   const stopGraceMs = parseStopGrace(opts.stopGrace);
   const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
-  const sessions = openSessions(opts, io);
+  const sessions = await openSessions(opts, io);
   const { runner, notifier } = await sessions.runner({ io });
   const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
 

@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "./exit-codes.js";
 
-export const STORE_HELP = "where sessions are recorded: a SQLite file (default $PULSE_STORE or .pulse/pulse.db), or memory: (nothing kept)";
+export const STORE_HELP = "where sessions are recorded: a SQLite file (default $PULSE_STORE or .pulse/pulse.db), a PostgreSQL store (postgres://…?schema=name, after pulse store migrate), or memory: (nothing kept)";
 
 export interface ServeOptions {
   listen?: string;

@@ -15,7 +15,7 @@ import { durationOf, SessionInputError, SessionStateError } from "../coding/sess
 import { cleanText, cleanWorktrees } from "../coding/session/clean.js";
 import { worktreesDir } from "../coding/session/workspace.js";
 import { StoreError } from "../store/contracts.js";
-import { EXIT } from "./exit-codes.js";
+import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { setExitCode } from "./main.js";
 import { openSessions, STORE_HELP, type Sessions } from "./session-setup.js";
@@ -44,7 +44,8 @@ $XDG_STATE_HOME/pulse/worktrees), on branch pulse/session/<short id> (or --branc
 SIGTERM or a first Ctrl-C pauses: a turn still going after --stop-grace seconds (default 10)
 is stopped, its work kept in a recovery commit; a second signal stops it at once.
 
-Every command takes --store (default $PULSE_STORE or .pulse/pulse.db); an ID may be shortened
+Every command takes --store (default $PULSE_STORE or .pulse/pulse.db; postgres://…?schema=name
+for a PostgreSQL store, after pulse store migrate); an ID may be shortened
 to a unique prefix of at least 4 characters. Exit codes of start and resume: 0 complete or
 paused, 1 failed or aborted, 2 usage error, 4 blocked.`;
 
@@ -111,7 +112,7 @@ async function guarded(cmd: Command, io: CliIO, body: () => Promise<number>): Pr
   try {
     setExitCode(cmd, await body());
   } catch (e) {
-    const usage = e instanceof SessionInputError || e instanceof ProfileError || e instanceof SessionRepoError;
+    const usage = e instanceof SessionInputError || e instanceof ProfileError || e instanceof SessionRepoError || e instanceof UsageError;
     const known = usage || e instanceof SessionStateError || e instanceof SessionError || e instanceof StoreError || e instanceof SessionRecordsError || (e as Error)?.name === "DriverSpecError" || (e as Error)?.name === "ScriptError" || (e as Error)?.name === "LimitsError";
     if (!known) throw e;
     io.stderr(`pulse session: ${(e as Error).message}\n`);
@@ -144,7 +145,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .action((opts: StartOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         stopGraceOf(opts);
-        const sessions = openSessions(opts, io);
+        const sessions = await openSessions(opts, io);
         try {
           const s = await sessions.service.create(
             { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}) },
@@ -166,7 +167,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .action((id: string, opts: ResumeOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         stopGraceOf(opts);
-        const sessions = openSessions(opts, io);
+        const sessions = await openSessions(opts, io);
         try {
           const { session, live } = await sessions.service.get(id);
           if (live && session.runner_pid !== process.pid) throw new SessionStateError("NOT_RUNNING", `session ${session.id} is running (process ${session.runner_pid}); pause it first`);
@@ -192,7 +193,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--json", "print JSON")
     .action((opts: StoreOpts & { status?: string; json?: boolean }, cmd: Command) =>
       guarded(cmd, io, async () => {
-        const sessions = openSessions(opts, io);
+        const sessions = await openSessions(opts, io);
         try {
           const list = await sessions.service.list(opts.status);
           io.stdout(opts.json ? `${JSON.stringify(list, null, 2)}\n` : listText(list));
@@ -209,7 +210,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--json", "print JSON: the session and its iterations")
     .action((id: string, opts: StoreOpts & { json?: boolean }, cmd: Command) =>
       guarded(cmd, io, async () => {
-        const sessions = openSessions(opts, io);
+        const sessions = await openSessions(opts, io);
         try {
           const d = await sessions.service.get(id);
           io.stdout(opts.json ? `${JSON.stringify(d, null, 2)}\n` : statusText(d.session, d.iterations, d.live));
@@ -226,7 +227,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("-f, --follow", "keep printing iterations as they finish")
     .action((id: string, opts: StoreOpts & { follow?: boolean }, cmd: Command) =>
       guarded(cmd, io, async () => {
-        const sessions = openSessions(opts, io);
+        const sessions = await openSessions(opts, io);
         try {
           const printed = new Set<string>();
           for (;;) {
@@ -259,7 +260,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
       .option("--no-wait", "return once the request is recorded, without waiting for the runner")
       .action((id: string, opts: StoreOpts & { wait?: boolean }, cmd: Command) =>
         guarded(cmd, io, async () => {
-          const sessions = openSessions(opts, io);
+          const sessions = await openSessions(opts, io);
           try {
             const r = name === "pause" ? await sessions.service.pause(id) : await sessions.service.abort(id);
             let s = r.session;
@@ -283,7 +284,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--force", "also remove worktrees no session of this store owns (after a recovery commit when dirty)")
     .action((id: string | undefined, opts: StoreOpts & { dryRun?: boolean; force?: boolean }, cmd: Command) =>
       guarded(cmd, io, async () => {
-        const sessions = openSessions(opts, io);
+        const sessions = await openSessions(opts, io);
         try {
           const only = id === undefined ? undefined : (await sessions.service.get(id)).session;
           if (only && !only.worktree_path) throw new SessionStateError("NOT_RUNNING", `session ${only.id} works in place in ${only.repo_path}: it has no worktree to clean`);
@@ -347,11 +348,11 @@ async function runOrDetach(sessions: Sessions, s: SessionRecord, opts: RunOpts, 
 
 /** Starts `pulse session resume ID` in its own process group, its output in a log file. */
 async function detach(sessions: Sessions, s: SessionRecord, opts: RunOpts, io: CliIO): Promise<number> {
-  if (!sessions.storePath) throw new SessionInputError("--detach", "needs a store file (a session in memory: dies with this process)");
-  const logFile = join(dirname(sessions.storePath), "sessions", `${s.id}.log`);
+  if (!sessions.storeArg || !sessions.stateDir) throw new SessionInputError("--detach", "needs a durable store (a session in memory: dies with this process)");
+  const logFile = join(sessions.stateDir, "sessions", `${s.id}.log`);
   mkdirSync(dirname(logFile), { recursive: true });
   const out = openSync(logFile, "a");
-  const args = [process.argv[1]!, "session", "resume", s.id, "--store", sessions.storePath, ...(opts.profile ? ["--profile", opts.profile] : []), ...(opts.notify ?? []).flatMap((u) => ["--notify", u]), ...(opts.stopGrace !== undefined ? ["--stop-grace", opts.stopGrace] : [])];
+  const args = [process.argv[1]!, "session", "resume", s.id, "--store", sessions.storeArg, ...(opts.profile ? ["--profile", opts.profile] : []), ...(opts.notify ?? []).flatMap((u) => ["--notify", u]), ...(opts.stopGrace !== undefined ? ["--stop-grace", opts.stopGrace] : [])];
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out], cwd: io.cwd, env: process.env });
   // Claimed for the child before it starts, so a pause or abort right now goes through the records.
   await sessions.records.update(s.id, { status: "running", runner_pid: child.pid ?? null });

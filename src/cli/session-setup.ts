@@ -1,6 +1,6 @@
 /**
  * Where the session loop is assembled for the CLI and `pulse serve`: the records (SQLite in the
- * shared `.pulse/pulse.db`, or memory), the profile, the runtime with the embedded defaults, the
+ * shared `.pulse/pulse.db`, the PostgreSQL store's schema, or memory), the profile, the runtime with the embedded defaults, the
  * agent driver a session names, and the notifier's channels.
  */
 import { runChecks } from "../../adapters/agents/cli/checks.js";
@@ -20,6 +20,8 @@ import { SessionRunner } from "../coding/session/runner.js";
 import { SessionInputError, SessionService, type SessionDraft } from "../coding/session/service.js";
 import { worktreesDir } from "../coding/session/workspace.js";
 import { createRuntime } from "../embedded.js";
+import { StoreError } from "../store/contracts.js";
+import { UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 
 export interface SessionStoreOptions {
@@ -34,33 +36,67 @@ export interface Sessions {
   /** The agent processes sessions have running, and what stops those a dead runner left. */
   processes: AgentProcesses;
   reaper: Reaper;
-  /** The file the records are in (undefined for memory). */
+  /** The SQLite file the records are in (undefined for memory and PostgreSQL). */
   storePath?: string;
+  /** What another pulse process is given as --store to reach these records (undefined for memory). */
+  storeArg?: string;
+  /** pulse's state directory (detached sessions' logs): beside the SQLite file, else .pulse of the working directory. */
+  stateDir?: string;
   runner(options?: { notify?: string[]; terminal?: boolean; io?: CliIO }): Promise<{ runner: SessionRunner; notifier: Notifier }>;
   close(): Promise<void>;
 }
 
 export { STORE_HELP } from "./serve-options.js";
 
-export function storePathOf(store: string | undefined, io: Pick<CliIO, "env" | "cwd">): string | undefined {
+/** Where a command's sessions are recorded: --store, else $PULSE_STORE, else .pulse/pulse.db. */
+export type SessionStore = { kind: "memory" } | { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; flag: string };
+
+export function sessionStoreOf(store: string | undefined, io: Pick<CliIO, "env" | "cwd">): SessionStore {
+  const flag = store !== undefined ? "--store" : io.env.PULSE_STORE ? "PULSE_STORE" : "--store";
   const given = store ?? (io.env.PULSE_STORE || ".pulse/pulse.db");
-  if (given === "memory:") return undefined;
-  return resolve(io.cwd, given.replace(/^sqlite:/, ""));
+  if (given === "memory:") return { kind: "memory" };
+  if (/^postgres(ql)?:\/\//.test(given)) return { kind: "postgres", url: given, flag };
+  return { kind: "sqlite", path: resolve(io.cwd, given.replace(/^sqlite:/, "")) };
 }
 
-export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env" | "cwd" | "stderr">): Sessions {
-  const profile = loadSessionProfile(options.profile === undefined ? undefined : resolve(io.cwd, options.profile));
-  const storePath = storePathOf(options.store, io);
-  const records: SessionRecords = storePath === undefined ? new MemorySessionRecords() : SqliteSessionRecords.open(storePath);
-  let processes: AgentProcesses;
-  try {
-    processes = storePath === undefined ? new MemoryAgentProcesses() : SqliteAgentProcesses.open(storePath);
-  } catch (e) {
-    void records.close();
-    throw e;
+/** The SQLite file a command's sessions are in (undefined for memory: and postgres://). */
+export function storePathOf(store: string | undefined, io: Pick<CliIO, "env" | "cwd">): string | undefined {
+  const s = sessionStoreOf(store, io);
+  return s.kind === "sqlite" ? s.path : undefined;
+}
+
+async function openRecords(spec: SessionStore, io: Pick<CliIO, "stderr">): Promise<{ records: SessionRecords; processes: AgentProcesses }> {
+  if (spec.kind === "memory") return { records: new MemorySessionRecords(), processes: new MemoryAgentProcesses() };
+  if (spec.kind === "sqlite") {
+    const records = SqliteSessionRecords.open(spec.path);
+    try {
+      return { records, processes: SqliteAgentProcesses.open(spec.path) };
+    } catch (e) {
+      void records.close();
+      throw e;
+    }
   }
+  // Loaded only for a PostgreSQL store: the SQLite default does not pay for pg.
+  const { PostgresSessionRecords } = await import("../../adapters/postgres/session-records.js");
+  try {
+    const records = await PostgresSessionRecords.open(spec.url, { onNote: (m) => io.stderr(`pulse: ${m}\n`) });
+    return { records, processes: records.agentProcesses() };
+  } catch (error) {
+    // As for every PostgreSQL store given at start: unreachable or not migrated is a usage error (exit 2).
+    if (error instanceof StoreError) throw new UsageError(`${spec.flag}: ${error.message}`);
+    throw error;
+  }
+}
+
+export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env" | "cwd" | "stderr">): Promise<Sessions> {
+  const profile = loadSessionProfile(options.profile === undefined ? undefined : resolve(io.cwd, options.profile));
+  const spec = sessionStoreOf(options.store, io);
+  const storePath = spec.kind === "sqlite" ? spec.path : undefined;
+  const storeArg = spec.kind === "sqlite" ? spec.path : spec.kind === "postgres" ? spec.url : undefined;
+  const stateDir = spec.kind === "sqlite" ? dirname(spec.path) : spec.kind === "postgres" ? resolve(io.cwd, ".pulse") : undefined;
+  const { records, processes } = await openRecords(spec, io);
   const reaper = new ProcessReaper(processes);
-  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, verify: { checks: profile.verify.checks, each: profile.verify.each }, worktreesDir: worktreesDir(io.env), ...(storePath ? { stateDir: dirname(storePath) } : {}) }, (draft) => checkSession(draft, profile, storePath, io), reaper);
+  const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, verify: { checks: profile.verify.checks, each: profile.verify.each }, worktreesDir: worktreesDir(io.env), ...(stateDir ? { stateDir } : {}) }, (draft) => checkSession(draft, profile, storeArg, io), reaper);
   return {
     records,
     service,
@@ -68,6 +104,8 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
     processes,
     reaper,
     ...(storePath ? { storePath } : {}),
+    ...(storeArg ? { storeArg } : {}),
+    ...(stateDir ? { stateDir } : {}),
     runner: async (o = {}) => {
       const channels: NotifierChannel[] = [];
       if (o.terminal !== false && profile.notify.terminal) channels.push(terminalChannel((line) => (o.io ?? io).stderr(line)));
@@ -82,8 +120,8 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
         processes,
         reaper,
         checks: (commands, o) => runChecks(commands, { ...o, parentEnv: io.env }),
-        driverFor: (s) => driverFor(s, profile, storePath, io, true),
-        ...(storePath ? { stateDir: dirname(storePath) } : {}),
+        driverFor: (s) => driverFor(s, profile, storeArg, io, true),
+        ...(stateDir ? { stateDir } : {}),
       });
       return { runner, notifier };
     },
@@ -99,9 +137,9 @@ export function openSessions(options: SessionStoreOptions, io: Pick<CliIO, "env"
  * a client is told it started): a driver that cannot be built (unknown,
  * no endpoint), a script that is not one.
  */
-async function checkSession(draft: SessionDraft, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">): Promise<void> {
+async function checkSession(draft: SessionDraft, profile: SessionProfile, storeArg: string | undefined, io: Pick<CliIO, "env" | "stderr">): Promise<void> {
   try {
-    driverFor({ ...draft, context_strategy: "none" } as SessionRecord, profile, storePath, io, false);
+    driverFor({ ...draft, context_strategy: "none" } as SessionRecord, profile, storeArg, io, false);
   } catch (e) {
     throw new SessionInputError(draft.driver.name === "scripted" ? "script" : "driver", (e as Error).message);
   }
@@ -112,14 +150,15 @@ async function checkSession(draft: SessionDraft, profile: SessionProfile, storeP
  * profile's MCP servers, by default pulse's own session server: read-only, and limited to this session
  * (its history: pulse_status). An agent must never steer, or even see, the other sessions.
  */
-function driverFor(s: SessionRecord, profile: SessionProfile, storePath: string | undefined, io: Pick<CliIO, "env" | "stderr">, warn: boolean) {
+function driverFor(s: SessionRecord, profile: SessionProfile, storeArg: string | undefined, io: Pick<CliIO, "env" | "stderr">, warn: boolean) {
   const wantsMcp = s.context_strategy === "mcp" || s.context_strategy === "hybrid";
   if (warn && wantsMcp && (s.driver.name === "scripted" || s.driver.name === "openai")) {
     io.stderr(`pulse session: the ${s.driver.name} driver takes no MCP servers: with the ${s.context_strategy} context strategy it gets ${s.context_strategy === "hybrid" ? "the prefetched context only" : "no context beyond the goal"}\n`);
   }
   // pulse's own server goes to every CLI agent that takes MCP: its pulse_signal is the completion
   // tool; its history (pulse_status) only with the mcp and hybrid strategies.
-  const own = storePath && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storePath, "--session", s.id, ...(wantsMcp ? [] : ["--no-history"])] } } : undefined;
+  // storeArg: the SQLite file, or the PostgreSQL URL as given (its password too: prefer PGPASSWORD or ~/.pgpass).
+  const own = storeArg && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storeArg, "--session", s.id, ...(wantsMcp ? [] : ["--no-history"])] } } : undefined;
   const servers = wantsMcp ? { ...own, ...profile.buildContext.mcpServers } : own;
   return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(servers && Object.keys(servers).length > 0 ? { cli: { mcpServers: servers } } : {}) });
 }

@@ -10,9 +10,11 @@ import type { CliIO } from "./io.js";
 export const STORE_MIGRATE_HELP = `
 Creates the schema (default "pulse", or ?schema=name in the URL) and two roles: <schema>_owner
 (NOLOGIN, owns the tables) and <schema>_app (LOGIN, NOSUPERUSER, NOBYPASSRLS), the role hosts
-work as, so row-level security always applies to them. Connect as a superuser, or as a role with
-CREATEROLE and CREATE on the database. Give <schema>_app a password with --app-password (or
-PULSE_APP_PASSWORD) when hosts connect as it with password authentication.
+work as, so row-level security always applies to them; and the coding sessions' tables
+(pulse_sessions, pulse_iterations, for pulse session --store postgres://…). Connect as a
+superuser, or as a role with CREATEROLE and CREATE on the database. Give <schema>_app a password
+with --app-password (or PULSE_APP_PASSWORD) when hosts connect as it with password
+authentication.
 
 Exit codes: 0 migrated (or already current); 1 the database refused (a schema written by a newer
 pulse, a runtime role that could bypass row-level security, missing privileges); 2 usage error.`;
@@ -31,7 +33,8 @@ export async function runStoreMigrate(opts: { store: string; appPassword?: strin
     const r = await migrate(opts.store, password ? { appPassword: password } : {});
     const roles = r.rolesCreated.length > 0 ? `created roles ${r.rolesCreated.join(", ")}` : `roles ${r.ownerRole}, ${r.appRole} already there`;
     const schema = r.from === r.to ? `schema ${r.schema} already at version ${r.to}` : `schema ${r.schema} migrated from version ${r.from} to ${r.to}`;
-    io.stdout(`${schema}; ${roles} (connected as ${r.connectedAs}). Hosts work as ${r.appRole}.\n`);
+    const sessions = r.sessions.from === r.sessions.to ? "" : `; session tables ${r.sessions.from === 0 ? "created at" : `migrated from version ${r.sessions.from} to`} version ${r.sessions.to}`;
+    io.stdout(`${schema}${sessions}; ${roles} (connected as ${r.connectedAs}). Hosts work as ${r.appRole}.\n`);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof PostgresAddressError) throw new UsageError(`--store: ${error.message}`);

@@ -18,7 +18,7 @@ export interface McpStdioOptions extends SessionStoreOptions {
 export async function serveMcpStdio(opts: McpStdioOptions, io: CliIO): Promise<number> {
   const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
   const maxSessions = parseMaxSessions(opts.maxSessions);
-  const sessions = openSessions(opts, io);
+  const sessions = await openSessions(opts, io);
   // Standard output is the protocol's: notifications and errors go to standard error.
   const { runner } = await sessions.runner({ io: { ...io, stdout: (t) => io.stderr(t) } });
   const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`) });

@@ -1,6 +1,7 @@
 /**
- * The records of live agent processes, against both implementations (memory, and SQLite in a
- * real file shared with the session records): recorded, listed per session, removed per
+ * The records of live agent processes, against every implementation (memory; SQLite in a real
+ * file shared with the session records; PostgreSQL in a schema of its own migrated by the real
+ * `pulse store migrate`, left out where no PostgreSQL answers unless CI=true): recorded, listed per session, removed per
  * iteration or all; in SQLite, kept across a reopen, under their own schema component, and a
  * file whose agent_processes tables a newer pulse wrote refused in one line.
  */
@@ -13,11 +14,30 @@ import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";
 import { openDatabase } from "../../adapters/sqlite/driver.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import type { AgentProcesses } from "../../src/coding/agent-processes.js";
+import { postgresService } from "../helpers/services.js";
+import { migratedSchema } from "./postgres-helpers.js";
 
 const dirs: string[] = [];
-afterEach(() => {
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const c of closers.splice(0)) await c();
 });
+
+const pg = await postgresService();
+const pgUrl = pg.url ?? (process.env.CI === "true" ? process.env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/test" : undefined);
+
+/** PostgreSQL's, over the session records' connections (the runtime's role, as a host works). */
+async function postgresProcesses(url: string): Promise<AgentProcesses> {
+  const { PostgresSessionRecords } = await import("../../adapters/postgres/session-records.js");
+  const s = migratedSchema(url);
+  const records = await PostgresSessionRecords.open(s.appUrl);
+  closers.push(async () => {
+    await records.close();
+    await s.drop();
+  });
+  return records.agentProcesses();
+}
 
 function file(): string {
   const dir = mkdtempSync(join(tmpdir(), "pulse-agent-processes-"));
@@ -27,13 +47,16 @@ function file(): string {
 
 const info = (pid: number, marker: string) => ({ pid, pgid: pid, startTime: 1000 + pid, marker });
 
-for (const [name, open] of [
-  ["memory", () => new MemoryAgentProcesses()],
-  ["sqlite", () => SqliteAgentProcesses.open(file())],
-] as const) {
+const fixtures: [string, () => Promise<AgentProcesses>][] = [
+  ["memory", async () => new MemoryAgentProcesses()],
+  ["sqlite", async () => SqliteAgentProcesses.open(file())],
+  ...(pgUrl === undefined ? [] : [["postgres", () => postgresProcesses(pgUrl)] as [string, () => Promise<AgentProcesses>]]),
+];
+
+for (const [name, open] of fixtures) {
   describe(`agent process records (${name})`, () => {
     it("records each process with the runner's pid, lists a session's only, removes an iteration's or all", async () => {
-      const p: AgentProcesses = open();
+      const p: AgentProcesses = await open();
       await p.record("s1", 1, info(101, "m1"));
       await p.record("s1", 2, info(102, "m2"));
       await p.record("s2", 1, info(201, "m3"));

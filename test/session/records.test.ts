@@ -1,7 +1,10 @@
 /**
- * The SessionRecords contract, run against both implementations (memory, and SQLite in a real
- * file shared with the store): every seed column kept and read back, control requests, id
- * prefixes, ordering, refusals; and, for SQLite, a reopen and a file from a newer pulse.
+ * The SessionRecords contract, run against every implementation (memory; SQLite in a real file
+ * shared with the store; PostgreSQL in a schema of its own migrated by the real `pulse store
+ * migrate`, dropped after): every seed column kept and read back, control requests, id prefixes,
+ * ordering, refusals; and, for SQLite, a reopen and a file from a newer pulse. Where no
+ * PostgreSQL answers its fixture is left out (test/session/postgres.test.ts reports the skip);
+ * under CI=true it stays in and fails.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,11 +14,15 @@ import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { SqliteStore } from "../../adapters/sqlite/store.js";
 import { openDatabase } from "../../adapters/sqlite/driver.js";
-import type { NewSession, SessionRecords } from "../../src/coding/session/records.js";
+import type { IterationPatch, NewSession, SessionPatch, SessionRecords } from "../../src/coding/session/records.js";
+import { describeWith, postgresService } from "../helpers/services.js";
+import { migratedSchema } from "./postgres-helpers.js";
 
 const dirs: string[] = [];
-afterEach(() => {
+const drops: (() => Promise<void>)[] = [];
+afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const drop of drops.splice(0)) await drop();
 });
 const tempDb = () => {
   const d = mkdtempSync(join(tmpdir(), "pulse-sessions-"));
@@ -26,9 +33,26 @@ const tempDb = () => {
 let clock = 0;
 const now = () => new Date(Date.UTC(2026, 10, 24, 12, 0, clock++)).toISOString();
 
-const fixtures: [string, () => SessionRecords][] = [
-  ["memory", () => new MemorySessionRecords(now)],
-  ["sqlite", () => SqliteSessionRecords.open(tempDb(), { now })],
+const pg = await postgresService();
+const pgUrl = pg.url ?? (process.env.CI === "true" ? process.env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/test" : undefined);
+
+const fixtures: [string, () => Promise<SessionRecords>][] = [
+  ["memory", async () => new MemorySessionRecords(now)],
+  ["sqlite", async () => SqliteSessionRecords.open(tempDb(), { now })],
+  ...(pgUrl === undefined
+    ? []
+    : [
+        [
+          "postgres",
+          async () => {
+            const { PostgresSessionRecords } = await import("../../adapters/postgres/session-records.js");
+            const s = migratedSchema(pgUrl);
+            drops.push(s.drop);
+            // As the runtime's role itself: what the migration granted it is all it has.
+            return PostgresSessionRecords.open(s.appUrl, { now });
+          },
+        ] as [string, () => Promise<SessionRecords>],
+      ]),
 ];
 
 const session = (id: string, extra: Partial<NewSession> = {}): NewSession => ({
@@ -45,7 +69,7 @@ const session = (id: string, extra: Partial<NewSession> = {}): NewSession => ({
 
 describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
   it("keeps every column of the seed's pulse_sessions and pulse_iterations", async () => {
-    const r = open();
+    const r = await open();
     const created = await r.create(session("0f8e2a4c-1111-4c1d-9b1e-000000000001", { anchor_turn_id: "turn-7", branch_name: "pulse/auth" }));
     expect(created).toMatchObject({ status: "pending", current_iteration: 0, last_signal: null, progress_log: [], total_commits: 0, total_tokens_used: 0, anchor_turn_id: "turn-7", branch_name: "pulse/auth", created_by: "cli" });
     const it1 = await r.addIteration({ id: "it-1", session_id: created.id, iteration_number: 1, task_content: "do it", status: "dispatched", anchor_strategy: "explicit", anchor_turn_id: "turn-7", anchor_resolution_ms: 0.5, anchor_salience: 1, anchor_depth: 0, context_tokens: 12, slice_id: "slice-1", inbox_task_id: "task-1" });
@@ -60,8 +84,23 @@ describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
     await r.close();
   });
 
+  it("gives back every field as it was written, no more and no fewer", async () => {
+    const r = await open();
+    const created = await r.create(session("eeee1111-0000-4000-8000-000000000001", { worktree_path: "/tmp/wt/my-app-eeee1111", base_ref: "main", base_sha: "0123456789abcdef0123456789abcdef01234567", branch_name: "pulse/session/eeee1111" }));
+    const patch: SessionPatch = { status: "blocked", last_signal: "BLOCKED", stop_reason: "no_progress", status_reason: "needs a key", control: "abort", runner_pid: 4242, total_cost_usd: 1.25, total_tokens_used: 3_000_000_000, driver: { name: "claude", model: "m", timeoutMs: 60_000 }, progress_log: [{ iteration: 1, signal: "BLOCKED", summary: "ünïcødé \"quoted\"", commit: null }], verify: { checks: ["npm test"], each: true, baseline: [{ command: "npm test", exit: 1, failures: ["x fails"] }] } };
+    const updated = await r.update(created.id, patch);
+    expect(await r.get(created.id)).toEqual(updated);
+    expect(updated).toEqual({ ...created, ...patch, updated_at: updated.updated_at });
+    const it1 = await r.addIteration({ id: "it-e1", session_id: created.id, iteration_number: 1, task_content: "t" });
+    const itPatch: IterationPatch = { status: "timeout", signal: "BLOCKED", signal_source: "tag", signal_reason: "r", error: "e", anchor_resolution_ms: 1.5, anchor_salience: 0.25, anchor_depth: 3, tokens_used: 7, cost_usd: 0.5, files_changed: ["a b.ts", "{x}", "c,d"], gate: { passed: false, checks: [{ command: "npm test", exit: 1, newFailures: ["y fails"], durationMs: 12 }] }, finished_at: now() };
+    const it2 = await r.updateIteration(it1.id, itPatch);
+    expect(it2).toEqual({ ...it1, ...itPatch });
+    expect(await r.iterations(created.id)).toEqual([it2]);
+    await r.close();
+  });
+
   it("lists newest first, filters by status, finds a unique id prefix", async () => {
-    const r = open();
+    const r = await open();
     await r.create(session("aaaa1111-0000-4000-8000-000000000001"));
     await r.create(session("aaaa2222-0000-4000-8000-000000000002"));
     await r.update("aaaa2222-0000-4000-8000-000000000002", { status: "running" });
@@ -77,7 +116,7 @@ describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
   });
 
   it("carries control requests, and refuses unknown ids and duplicates", async () => {
-    const r = open();
+    const r = await open();
     const s = await r.create(session("bbbb1111-0000-4000-8000-000000000001"));
     expect((await r.requestControl(s.id, "pause")).control).toBe("pause");
     expect((await r.get(s.id))!.control).toBe("pause");
@@ -118,5 +157,29 @@ describe("SqliteSessionRecords in the shared file", () => {
     mkdirSync(d, { recursive: true });
     writeFileSync(path, "not a database at all, just text ".repeat(100));
     expect(() => SqliteSessionRecords.open(path)).toThrow(/not a pulse store/);
+  });
+});
+
+describeWith(pg, "PostgresSessionRecords in the store's schema", (url) => {
+  it("are migrated on a track of their own: a second migrate changes nothing, and tables from a newer pulse are refused by open and by migrate", async () => {
+    const { PostgresSessionRecords } = await import("../../adapters/postgres/session-records.js");
+    const { migrate, SCHEMA_VERSION, SESSION_SCHEMA_VERSION } = await import("../../adapters/postgres/index.js");
+    const s = migratedSchema(url);
+    drops.push(s.drop);
+    const versions = await s.admin(`SELECT key, value FROM "${s.schema}".meta ORDER BY key`);
+    expect(versions.rows).toEqual([
+      { key: "schema_version", value: String(SCHEMA_VERSION) },
+      { key: "session_schema_version", value: String(SESSION_SCHEMA_VERSION) },
+    ]);
+    expect((await migrate(s.url)).sessions).toEqual({ from: SESSION_SCHEMA_VERSION, to: SESSION_SCHEMA_VERSION });
+    // Owned by the owner role, like the store's tables; the runtime role may read and write them.
+    const owners = await s.admin("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'pulse_%'", [s.schema]);
+    expect(owners.rows).toEqual([{ tableowner: s.ownerRole }]);
+    const r = await PostgresSessionRecords.open(s.appUrl);
+    await r.create(session("dddd1111-0000-4000-8000-000000000001"));
+    await r.close();
+    await s.admin(`UPDATE "${s.schema}".meta SET value = '99' WHERE key = 'session_schema_version'`);
+    await expect(PostgresSessionRecords.open(s.appUrl)).rejects.toThrow(new RegExp(`session schema version 99\\); this pulse reads session schema versions up to ${SESSION_SCHEMA_VERSION}`));
+    await expect(migrate(s.url)).rejects.toThrow(/session schema version 99/);
   });
 });

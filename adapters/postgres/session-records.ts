@@ -1,0 +1,209 @@
+/**
+ * Session records in the PostgreSQL store: seed 000's `pulse_sessions` and `pulse_iterations`
+ * (session-schema.ts) in the store's schema, worked on as the runtime's role. Each call is one
+ * statement, so a runner killed at any point leaves the last committed state, and every process
+ * that opens the same store (a runner, `pulse session pause` elsewhere, `pulse serve`) sees the
+ * others' writes: pause and abort travel through the `control` column, as on SQLite.
+ *
+ * The tables are created by `pulse store migrate` (an owner's run), never here: the runtime's
+ * role may not create tables, and a store without them is refused in one line saying so.
+ */
+import {
+  newIterationRecord,
+  newSessionRecord,
+  SessionRecordsError,
+  type ControlRequest,
+  type IterationPatch,
+  type IterationRecord,
+  type NewIteration,
+  type NewSession,
+  type SessionPatch,
+  type SessionRecord,
+  type SessionRecords,
+  type SessionStatus,
+} from "../../src/coding/session/records.js";
+import { StoreError } from "../../src/store/contracts.js";
+import { parsePostgresUrl, PostgresAddressError } from "./address.js";
+import { PostgresAgentProcesses } from "./agent-processes.js";
+import { PostgresDatabase } from "./database.js";
+import { describePgError, PostgresStoreError } from "./errors.js";
+import { SESSION_SCHEMA_VERSION, sessionSchemaVersion, sessionsTooNew } from "./session-schema.js";
+
+/** Columns kept as jsonb: a JS value is sent as its JSON text (an array would become text[]). */
+const JSON_COLUMNS = new Set(["progress_log", "driver", "verify", "gate"]);
+/** bigint columns, which pg hands back as strings. */
+const BIGINT_COLUMNS = new Set(["total_tokens_used", "tokens_used"]);
+
+type Row = Record<string, unknown>;
+
+const SESSION_COLUMNS = Object.keys(newSessionRecord({ id: "", project_name: "", goal: "", max_iterations: 0, repo_path: "", driver: { name: "" }, context_strategy: "none", created_by: "cli" }, ""));
+const ITERATION_COLUMNS = Object.keys(newIterationRecord({ id: "", session_id: "", iteration_number: 0, task_content: "" }, ""));
+const SESSION_SET = new Set(SESSION_COLUMNS);
+const ITERATION_SET = new Set(ITERATION_COLUMNS);
+
+/** A record as column names and parameters; a key that is no column is a programming error, never SQL. */
+function toRow(record: object, columns: Set<string>): { cols: string[]; values: unknown[] } {
+  const cols: string[] = [];
+  const values: unknown[] = [];
+  for (const [k, v] of Object.entries(record)) {
+    if (!columns.has(k)) throw new SessionRecordsError("INVALID", `no column ${JSON.stringify(k)} in the session records`);
+    if (v === undefined) continue;
+    cols.push(k);
+    values.push(JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v);
+  }
+  return { cols, values };
+}
+
+function fromRow<T>(row: Row): T {
+  const out: Row = {};
+  for (const [k, v] of Object.entries(row)) out[k] = BIGINT_COLUMNS.has(k) && typeof v === "string" ? Number(v) : v;
+  return out as T;
+}
+
+function storeError(display: string, error: unknown): Error {
+  if (error instanceof SessionRecordsError || error instanceof StoreError) return error;
+  if (error instanceof PostgresStoreError) return new StoreError(error.code, error.message, { cause: error });
+  if (error instanceof PostgresAddressError) return new StoreError("STORE_SPEC", error.message, { cause: error });
+  const code = String((error as { code?: unknown })?.code ?? "");
+  const unavailable = /^E(CONNREFUSED|HOSTUNREACH|NOTFOUND|TIMEDOUT|CONNRESET|PIPE)$/.test(code) || /^(08|57P)/.test(code);
+  return new StoreError(unavailable ? "STORE_UNAVAILABLE" : "STORE_FAILED", `${unavailable ? `PostgreSQL at ${display} is unavailable: ` : `${display}: `}${describePgError(error)}`, { cause: error });
+}
+
+export class PostgresSessionRecords implements SessionRecords {
+  private readonly sessions: string;
+  private readonly iterationsTable: string;
+  private readonly sessionCols = SESSION_COLUMNS.join(", ");
+  private readonly iterationCols = ITERATION_COLUMNS.join(", ");
+
+  private constructor(
+    private readonly db: PostgresDatabase,
+    private readonly now: () => string,
+  ) {
+    this.sessions = db.table("pulse_sessions");
+    this.iterationsTable = db.table("pulse_iterations");
+  }
+
+  /**
+   * Opens the session tables of the store at `url` (postgres://…?schema=…). Refused in one line
+   * (a StoreError) when the server does not answer or the tables are missing, older or newer.
+   */
+  static async open(url: string, options: { now?: () => string; onNote?: (message: string) => void } = {}): Promise<PostgresSessionRecords> {
+    let display = url;
+    try {
+      const address = parsePostgresUrl(url);
+      display = address.display;
+      const db = await PostgresDatabase.open(url, { max: 4, ...(options.onNote ? { onNote: options.onNote } : {}) });
+      try {
+        const version = await sessionSchemaVersion(db.pool, address.schema);
+        if (version > SESSION_SCHEMA_VERSION) throw sessionsTooNew(address, version);
+        if (version < SESSION_SCHEMA_VERSION) {
+          throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} has ${version === 0 ? "no session tables" : `session tables at version ${version}, this pulse needs ${SESSION_SCHEMA_VERSION}`}: run pulse store migrate --store '${address.storeArg}' with an owner's credentials first`);
+        }
+      } catch (error) {
+        await db.close().catch(() => undefined);
+        throw error;
+      }
+      return new PostgresSessionRecords(db, options.now ?? (() => new Date().toISOString()));
+    } catch (error) {
+      throw storeError(display, error);
+    }
+  }
+
+  /** The agent process records of these sessions, over the same connections (closed with these). */
+  agentProcesses(): PostgresAgentProcesses {
+    return new PostgresAgentProcesses(this.db, (fn) => this.run(fn));
+  }
+
+  private async run<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw storeError(this.db.address.display, error);
+    }
+  }
+
+  private async one(sql: string, params: unknown[]): Promise<Row | undefined> {
+    return (await this.db.pool.query(sql, params)).rows[0] as Row | undefined;
+  }
+
+  async create(session: NewSession): Promise<SessionRecord> {
+    const record = newSessionRecord(session, this.now());
+    return this.run(async () => {
+      const { cols, values } = toRow(record, SESSION_SET);
+      const inserted = await this.db.pool.query(`INSERT INTO ${this.sessions} (${cols.join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")}) ON CONFLICT (id) DO NOTHING`, values);
+      if (inserted.rowCount === 0) throw new SessionRecordsError("EXISTS", `session ${record.id} already exists`);
+      return record;
+    });
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    return this.run(async () => {
+      const exact = await this.one(`SELECT ${this.sessionCols} FROM ${this.sessions} WHERE id = $1`, [id]);
+      if (exact) return fromRow<SessionRecord>(exact);
+      // A unique prefix of at least 4 characters, as on SQLite; ambiguous finds nothing rather than a guess.
+      if (id.length < 4) return undefined;
+      const hits = (await this.db.pool.query(`SELECT ${this.sessionCols} FROM ${this.sessions} WHERE left(id, length($1)) = $1 LIMIT 2`, [id])).rows as Row[];
+      return hits.length === 1 ? fromRow<SessionRecord>(hits[0]!) : undefined;
+    });
+  }
+
+  async list(filter: { status?: SessionStatus } = {}): Promise<SessionRecord[]> {
+    return this.run(async () => {
+      const rows = (filter.status === undefined
+        ? await this.db.pool.query(`SELECT ${this.sessionCols} FROM ${this.sessions} ORDER BY created_at DESC, seq DESC`)
+        : await this.db.pool.query(`SELECT ${this.sessionCols} FROM ${this.sessions} WHERE status = $1 ORDER BY created_at DESC, seq DESC`, [filter.status])).rows as Row[];
+      return rows.map((r) => fromRow<SessionRecord>(r));
+    });
+  }
+
+  async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
+    return this.run(async () => {
+      const { cols, values } = toRow({ ...patch, updated_at: this.now() }, SESSION_SET);
+      const sets = cols.map((c, i) => `${c} = $${i + 2}`);
+      const row = await this.one(`UPDATE ${this.sessions} SET ${sets.join(", ")} WHERE id = $1 RETURNING ${this.sessionCols}`, [id, ...values]);
+      if (!row) throw new SessionRecordsError("NOT_FOUND", `no session ${id}`);
+      return fromRow<SessionRecord>(row);
+    });
+  }
+
+  requestControl(id: string, control: ControlRequest | null): Promise<SessionRecord> {
+    return this.update(id, { control });
+  }
+
+  async addIteration(iteration: NewIteration): Promise<IterationRecord> {
+    const record = newIterationRecord(iteration, this.now());
+    return this.run(async () => {
+      const { cols, values } = toRow(record, ITERATION_SET);
+      try {
+        await this.db.pool.query(`INSERT INTO ${this.iterationsTable} (${cols.join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")})`, values);
+      } catch (error) {
+        // The database decides, so two processes racing cannot both add the same iteration.
+        const code = (error as { code?: string }).code;
+        if (code === "23503") throw new SessionRecordsError("NOT_FOUND", `no session ${record.session_id}`);
+        if (code === "23505") throw new SessionRecordsError("EXISTS", `session ${record.session_id} already has iteration ${record.iteration_number} (or id ${record.id})`);
+        throw error;
+      }
+      return record;
+    });
+  }
+
+  async updateIteration(id: string, patch: IterationPatch): Promise<IterationRecord> {
+    return this.run(async () => {
+      const { cols, values } = toRow(patch, ITERATION_SET);
+      const row =
+        cols.length > 0
+          ? await this.one(`UPDATE ${this.iterationsTable} SET ${cols.map((c, i) => `${c} = $${i + 2}`).join(", ")} WHERE id = $1 RETURNING ${this.iterationCols}`, [id, ...values])
+          : await this.one(`SELECT ${this.iterationCols} FROM ${this.iterationsTable} WHERE id = $1`, [id]);
+      if (!row) throw new SessionRecordsError("NOT_FOUND", `no iteration ${id}`);
+      return fromRow<IterationRecord>(row);
+    });
+  }
+
+  async iterations(sessionId: string): Promise<IterationRecord[]> {
+    return this.run(async () => ((await this.db.pool.query(`SELECT ${this.iterationCols} FROM ${this.iterationsTable} WHERE session_id = $1 ORDER BY iteration_number`, [sessionId])).rows as Row[]).map((r) => fromRow<IterationRecord>(r)));
+  }
+
+  async close(): Promise<void> {
+    await this.db.close().catch(() => undefined);
+  }
+}
