@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runBin } from "../cli/run-bin.js";
 import { gitLog, gitRepo, removeDir, worktreesRoot } from "./helpers.js";
+import { json, steeredSteps, steerFromOtherProcesses, until } from "./steering.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -26,17 +27,6 @@ function setup(steps: unknown[]): { repo: string; script: string; store: string;
   return { repo, script, store, pulse: (...args) => runBin("pulse", ["session", ...args, "--store", store], { cwd: repo, env: { HOME: repo, PULSE_WORKTREES: worktreesRoot() } }) };
 }
 
-const json = (r: { stdout: string }) => JSON.parse(r.stdout);
-
-async function until<T>(check: () => T | undefined, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("pulse session (the bin)", () => {
   it("runs a session in the foreground with a live view, then lists it and shows its status", () => {
@@ -96,36 +86,9 @@ describe("pulse session (the bin)", () => {
   }, 30_000);
 
   it("is steered from other processes: a detached session is paused after its iteration, resumed, and aborted at once with a recovery commit", async () => {
-    // Iteration 1 waits for a go-ahead outside the repository, so the pause surely arrives during it.
-    const go = join(gitRepo(), "go");
-    dirs.push(join(go, ".."));
-    const { repo, script, pulse } = setup([
-      { match: { iteration: 1 }, shell: [`while [ ! -f '${go}' ]; do sleep 0.05; done`], files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
-      { match: { iteration: 2 }, outcome: "hang" },
-    ]);
-    const started = pulse("start", "--goal", "steer me", "--driver", "scripted", "--script", script, "--detach");
-    expect(started.code, started.stderr).toBe(0);
-    const id = /session ([0-9a-f-]{36}) started in the background/.exec(started.stdout)![1]!;
-    await until(() => (json(pulse("status", id, "--json")).iterations[0]?.status === "running" ? true : undefined));
-    const paused = pulse("pause", id);
-    expect(paused.code, paused.stderr).toBe(0);
-    expect(paused.stdout).toMatch(/pause requested; the runner \(process \d+\) pauses after the current iteration/);
-    writeFileSync(go, "");
-    const s1 = await until(() => {
-      const s = json(pulse("status", id, "--json")).session;
-      return s.status === "paused" ? s : undefined;
-    });
-    expect(s1).toMatchObject({ current_iteration: 1, total_commits: 1, control: null, runner_pid: null });
-
-    expect(pulse("resume", id, "--detach").code).toBe(0);
-    await until(() => (json(pulse("status", id, "--json")).iterations[1]?.status === "running" ? true : undefined));
-    const worktree = json(pulse("status", id, "--json")).session.worktree_path;
-    writeFileSync(join(worktree, "half.js"), "// unfinished\n");
-    const aborted = pulse("abort", id);
-    expect(aborted.code, aborted.stderr).toBe(0);
-    expect(aborted.stdout).toMatch(/aborted after 2 iterations: 2 commits/);
-    expect(aborted.stdout).toMatch(/unfinished work kept in recovery commit [0-9a-f]{8}/);
-    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)[0]).toBe(`[RECOVERY] session ${id} aborted during iteration 2`);
+    const { steps, go } = steeredSteps(dirs);
+    const { repo, script, pulse } = setup(steps);
+    const { id, worktree } = await steerFromOtherProcesses({ repo, script, go, pulse });
     // An aborted session's worktree stays until pulse session clean (--dry-run removes nothing).
     expect(existsSync(worktree)).toBe(true);
     const dry = pulse("clean", "--dry-run");

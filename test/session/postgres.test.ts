@@ -18,19 +18,9 @@ import { describeWith, postgresService } from "../helpers/services.js";
 import { pgSchema, type PgSchema } from "../adapters/postgres/helpers.js";
 import { gitLog, gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 import { migratedSchema } from "./postgres-helpers.js";
+import { json, steeredSteps, steerFromOtherProcesses, until } from "./steering.js";
 
 const BIN = join(ROOT, "dist/bin/pulse.mjs");
-const json = (r: { stdout: string }) => JSON.parse(r.stdout);
-
-async function until<T>(check: () => T | undefined, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describeWith(await postgresService(), "pulse session on the PostgreSQL store", (url) => {
   const dirs: string[] = [];
@@ -117,42 +107,17 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
 
   it("is steered from other processes through PostgreSQL: a detached session is paused after its iteration, resumed, and aborted with a recovery commit", async () => {
     const s = migrated();
-    const go = join(gitRepo(), "go");
-    dirs.push(join(go, ".."));
-    const { repo, script, pulse } = setup(
-      [
-        { match: { iteration: 1 }, shell: [`while [ ! -f '${go}' ]; do sleep 0.05; done`], files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
-        { match: { iteration: 2 }, outcome: "hang" },
-      ],
-      s.appUrl,
-    );
-    const started = pulse("start", "--goal", "steer me", "--driver", "scripted", "--script", script, "--detach");
-    expect(started.code, started.stderr).toBe(0);
-    const id = /session ([0-9a-f-]{36}) started in the background/.exec(started.stdout)![1]!;
-    // Its output goes to .pulse/sessions/ID.log of the working directory (no store file to sit beside).
-    expect(started.stdout).toContain(join(repo, ".pulse", "sessions", `${id}.log`));
-    await until(() => (json(pulse("status", id, "--json")).iterations[0]?.status === "running" ? true : undefined));
-    const paused = pulse("pause", id);
-    expect(paused.code, paused.stderr).toBe(0);
-    expect(paused.stdout).toMatch(/pause requested; the runner \(process \d+\) pauses after the current iteration/);
-    // The request is in the database, for the runner in the other process to act on.
-    expect((await s.admin(`SELECT control FROM "${s.schema}".pulse_sessions WHERE id = $1`, [id])).rows[0].control).toBe("pause");
-    writeFileSync(go, "");
-    const s1 = await until(() => {
-      const x = json(pulse("status", id, "--json")).session;
-      return x.status === "paused" ? x : undefined;
+    const { steps, go } = steeredSteps(dirs);
+    const { repo, script, pulse } = setup(steps, s.appUrl);
+    const { id } = await steerFromOtherProcesses({
+      repo,
+      script,
+      go,
+      pulse,
+      // The request is in the database, for the runner in the other process to act on.
+      whilePauseRequested: async (id) => expect((await s.admin(`SELECT control FROM "${s.schema}".pulse_sessions WHERE id = $1`, [id])).rows[0].control).toBe("pause"),
     });
-    expect(s1).toMatchObject({ current_iteration: 1, total_commits: 1, control: null, runner_pid: null });
-
-    expect(pulse("resume", id, "--detach").code).toBe(0);
-    await until(() => (json(pulse("status", id, "--json")).iterations[1]?.status === "running" ? true : undefined));
-    const worktree = json(pulse("status", id, "--json")).session.worktree_path;
-    writeFileSync(join(worktree, "half.js"), "// unfinished\n");
-    const aborted = pulse("abort", id);
-    expect(aborted.code, aborted.stderr).toBe(0);
-    expect(aborted.stdout).toMatch(/aborted after 2 iterations: 2 commits/);
-    expect(aborted.stdout).toMatch(/unfinished work kept in recovery commit [0-9a-f]{8}/);
-    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)[0]).toBe(`[RECOVERY] session ${id} aborted during iteration 2`);
+    // Its output went to .pulse/sessions/ID.log of the working directory (no store file to sit beside).
     expect(existsSync(join(repo, ".pulse", "sessions", `${id}.log`))).toBe(true);
     expect(pulse("abort", id).stderr).toMatch(/is already aborted/);
   }, 90_000);

@@ -15,6 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../cli/run-bin.js";
+import { until } from "./steering.js";
 import { gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 
 const BIN = join(ROOT, "dist/bin/pulse.mjs");
@@ -91,15 +92,6 @@ function raw(port: number, method: string, path: string, headers: Record<string,
 
 const JSON_TYPE = { "content-type": "application/json" };
 
-async function until<T>(check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 let dir: string;
 let repo: string;

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runBin } from "../cli/run-bin.js";
+import { until } from "./steering.js";
 import { gitLog, gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 
 const BIN = join(ROOT, "dist/bin/pulse.mjs");
@@ -44,15 +45,6 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
   return { status: res.status, body: await res.json() };
 }
 
-async function until<T>(check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   repo = gitRepo();
