@@ -98,6 +98,27 @@ function runOf(runs: SessionRuns, ctx: PhaseContext): SessionRun {
   return run;
 }
 
+/**
+ * What an iteration starts (the agent, its tools, the checks) is in the store while it lives: its
+ * marker is recorded before anything starts (a pulse killed between a spawn and its record still
+ * leaves the reaper a way to find it), each process as it starts; `done` forgets them.
+ */
+export async function recordedProcesses(run: SessionRun, iteration: number): Promise<{ onSpawn: (info: SpawnInfo) => void; marker: string; done: () => Promise<void> }> {
+  const recorded: Promise<void>[] = [];
+  const marker = `pulse-session-${run.session.id}-${iteration}-${randomUUID().slice(0, 8)}`;
+  await run.processes?.record(run.session.id, iteration, { pid: 0, pgid: 0, startTime: 0, marker });
+  return {
+    marker,
+    onSpawn: (info) => {
+      if (run.processes) recorded.push(run.processes.record(run.session.id, iteration, info).catch(() => undefined));
+    },
+    done: async () => {
+      await Promise.all(recorded);
+      await run.processes?.remove(run.session.id, iteration).catch(() => undefined);
+    },
+  };
+}
+
 function refOf(x: IterationRef): IterationRef {
   return { session_id: x.session_id, iteration: x.iteration, iteration_id: x.iteration_id, slice_ids: x.slice_ids, anchor_depth: x.anchor_depth };
 }
@@ -170,14 +191,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const start = await startEvidence(workdirOf(run.session));
       await run.records.updateIteration(plan.iteration_id, { status: "running" });
       // Each process the agent starts is in the records from its first moment to the turn's end.
-      const recorded: Promise<void>[] = [];
-      // The turn's marker is recorded before anything starts: a pulse killed between a spawn and its
-      // record still leaves what the reaper needs to find the process.
-      const marker = `pulse-session-${run.session.id}-${plan.iteration}-${randomUUID().slice(0, 8)}`;
-      await run.processes?.record(run.session.id, plan.iteration, { pid: 0, pgid: 0, startTime: 0, marker });
-      const onSpawn = (info: SpawnInfo) => {
-        if (run.processes) recorded.push(run.processes.record(run.session.id, plan.iteration, info).catch(() => undefined));
-      };
+      const { onSpawn, marker, done } = await recordedProcesses(run, plan.iteration);
       let result: AgentResult;
       try {
         result = await run.driver.run(
@@ -197,8 +211,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
           { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: plan.iteration, event }), onSpawn, marker },
         );
       } finally {
-        await Promise.all(recorded);
-        await run.processes?.remove(run.session.id, plan.iteration).catch(() => undefined);
+        await done();
       }
       const status = result.status === "ok" ? "success" : result.status === "timeout" ? "timeout" : "failure";
       return { ...refOf(plan), action_id: `agent_${plan.iteration_id}`, status, agent_status: result.status, causal_parent_ids: plan.slice_ids, start, result };
@@ -232,7 +245,8 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       let gate: GateVerdict | null = null;
       if (s.verify && result.status === "ok" && (signal.signal === "COMPLETE" || s.verify.each)) {
         if (!run.checks) throw new Error("this runner cannot run the session's checks (--verify)");
-        const runs = await run.checks(s.verify.checks, { cwd, timeoutMs: run.profile.verify.timeoutMs, signal: AbortSignal.any([run.controller.signal, ctx.signal]) });
+        const recording = await recordedProcesses(run, turn.iteration);
+        const runs = await run.checks(s.verify.checks, { cwd, timeoutMs: run.profile.verify.timeoutMs, signal: AbortSignal.any([run.controller.signal, ctx.signal]), onSpawn: recording.onSpawn, marker: recording.marker }).finally(recording.done);
         gate = compareToBaseline(runs, s.verify.baseline ?? []);
       }
       const unresolved = /<unresolved>([\s\S]*?)<\/unresolved>/i.exec(words)?.[1]?.trim() || null;

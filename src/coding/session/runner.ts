@@ -16,7 +16,7 @@ import { CostLedger } from "../cost-ledger.js";
 import { messages, type Notifier } from "../notifier.js";
 import { LoopGuard, type Stop } from "../progress-breaker.js";
 import { lockWorktree, recoveryCommit, type WorktreeLock } from "../worktree.js";
-import { turnId, SESSION_PHASES, sessionHandlers, type Learned } from "./handlers.js";
+import { recordedProcesses, turnId, SESSION_PHASES, sessionHandlers, type Learned } from "./handlers.js";
 import { packageFile, SESSION_LOOP_ID, SESSION_MANIFEST, type SessionProfile } from "./profile.js";
 import { isFinished, type SessionPatch, type SessionRecord, type SessionRecords } from "./records.js";
 import { excludeFromRepo, processAlive, useBranch } from "./repo.js";
@@ -188,7 +188,8 @@ export class SessionRunner {
     const s = run.session;
     if (!s.verify || s.verify.baseline) return;
     if (!run.checks) throw new Error("this runner cannot run the session's checks (--verify)");
-    const runs = await run.checks(s.verify.checks, { cwd: workdirOf(s), timeoutMs: this.o.profile.verify.timeoutMs, signal: run.controller.signal });
+    const recording = await recordedProcesses(run, s.current_iteration);
+    const runs = await run.checks(s.verify.checks, { cwd: workdirOf(s), timeoutMs: this.o.profile.verify.timeoutMs, signal: run.controller.signal, onSpawn: recording.onSpawn, marker: recording.marker }).finally(recording.done);
     const baseline = runs.map(baselineOf);
     run.session = await this.o.records.update(s.id, { verify: { ...s.verify, baseline } });
     run.emit({ type: "verify.baseline", session_id: s.id, checks: baseline });
