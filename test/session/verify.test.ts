@@ -6,7 +6,7 @@
  * complete); every iteration leaves a commit.
  */
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Script } from "../../adapters/agents/scripted/script.js";
@@ -90,5 +90,22 @@ describe("done means verified", () => {
     const body = execFileSync("git", ["log", "-1", "--format=%B", first!.commit_hash!], { cwd: repo, encoding: "utf8" });
     expect(body).toMatch(new RegExp(`Pulse-Session: ${id}\\nPulse-Iteration: 1`));
     expect(execFileSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" })).toBe("");
+  });
+
+  it("runs the checks with the environment allowlist, never pulse's secrets", async () => {
+    const repo = repoWithCheck();
+    const out = join(repo, ".git", "check-env.txt");
+    process.env.AWS_SECRET_ACCESS_KEY = "aws-secret-for-the-check";
+    try {
+      const h = await harness({ steps: [{ text: "<signal>COMPLETE</signal>" }] });
+      const id = await newSession(h.records, repo, { verify: { checks: [`env > '${out}'`], each: false } });
+      expect((await h.runner.run(id)).status).toBe("complete");
+    } finally {
+      delete process.env.AWS_SECRET_ACCESS_KEY;
+    }
+    const env = readFileSync(out, "utf8");
+    expect(env).not.toContain("aws-secret-for-the-check");
+    expect(env).toMatch(/^PATH=/m);
+    expect(env).toMatch(/^CI=true$/m);
   });
 });
