@@ -27,7 +27,7 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
   const sessions = await openSessions(opts, io);
   const { runner, notifier } = await sessions.runner({ io });
-  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
+  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, notify: { allowFromRequests: sessions.profile.notify.allowFromRequests, channelsOf: (specs) => sessions.notifyChannels(specs, "notify", false), notifier }, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
 
   const server = createServer((req, res) => {
     // Host and Origin first: a web page is refused before anything else reads its request.
