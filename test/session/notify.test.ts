@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isolatedStore, ROOT, runBin } from "../cli/run-bin.js";
+import { parseSessionProfile } from "../../src/coding/session/profile.js";
 import { fakeApi, type FakeApi } from "../coding/fake-api.js";
 import { gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 
@@ -160,4 +161,25 @@ describe("a REST start naming channels", () => {
     ]);
     expect(JSON.parse(telegram.requests[1]!.body).text).toMatch(/Session complete/);
   }, 60_000);
+});
+
+describe("the profile's notify settings", () => {
+  it("are refused naming the field, and the near miss is taken", () => {
+    expect(() => parseSessionProfile(withNotify({ allowFromRequests: ["telegarm"] }), "p.json")).toThrow(/^p\.json: \/notify\/allowFromRequests\/0 must be equal to one of the allowed values \(one of "telegram", "sms"/);
+    expect(() => parseSessionProfile(withNotify({ sms: { from: "5550001111" } }), "p.json")).toThrow(/\/notify\/sms\/from must match pattern/);
+    expect(() => parseSessionProfile(withNotify({ telegram: { token: "x" } }), "p.json")).toThrow(/"token" is not a setting of this loop/);
+    const ok = parseSessionProfile(withNotify({ allowFromRequests: ["telegram"], sms: { from: "+15550001111" }, channels: ["desktop"] }));
+    expect(ok.notify).toMatchObject({ allowFromRequests: ["telegram"], sms: { from: "+15550001111" }, channels: ["desktop"], terminal: true });
+    expect(parseSessionProfile(SHIPPED).notify).toMatchObject({ channels: [], allowFromRequests: [] });
+  });
+
+  it("a profile channel without its secret stops pulse serve as a usage error, in one line", () => {
+    const { repo } = setup();
+    const profilePath = join(repo, ".git", "profile.json");
+    writeFileSync(profilePath, JSON.stringify(withNotify({ channels: ["telegram:123456789"] })));
+    const r = runBin("pulse", ["serve", "--listen", "0", "--store", join(repo, ".git", "pulse.db"), "--profile", profilePath], { cwd: repo, env: { HOME: repo } });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe("pulse: notify.channels in the profile telegram:123456789: needs TELEGRAM_BOT_TOKEN in the environment");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+  });
 });
