@@ -44,6 +44,10 @@ $XDG_STATE_HOME/pulse/worktrees), on branch pulse/session/<short id> (or --branc
 SIGTERM or a first Ctrl-C pauses: a turn still going after --stop-grace seconds (default 10)
 is stopped, its work kept in a recovery commit; a second signal stops it at once.
 
+--notify telegram:CHAT_ID | sms:+NUMBER | discord:URL | slack:URL | webhook:URL | desktop (repeatable)
+also sends each notification there; secrets from the environment: TELEGRAM_BOT_TOKEN,
+TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM (docs/sessions.md, Notifications).
+
 Every command takes --store (default $PULSE_STORE or .pulse/pulse.db; postgres://…?schema=name
 for a PostgreSQL store, after pulse store migrate); an ID may be shortened
 to a unique prefix of at least 4 characters. Exit codes of start and resume: 0 complete or
