@@ -9,6 +9,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { createSessionMcpServer } from "../serve/mcp-tools.js";
 import { errorBody, handleRest, readJson, sendJson } from "../serve/rest.js";
 import { SessionApi } from "../serve/session-api.js";
+import { SessionInputError } from "../coding/session/service.js";
 import { bearerAuthorized, refuseUnauthorized } from "../transports/bearer.js";
 import { guardRequest, listenerGuard, type ListenerGuard } from "../transports/listener-guard.js";
 import { EXIT, UsageError } from "./exit-codes.js";
@@ -26,8 +27,12 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   const stopGraceMs = parseStopGrace(opts.stopGrace);
   const scriptDirs = parseScriptDirs(opts.allowScripts, io.cwd);
   const sessions = await openSessions(opts, io);
-  const { runner, notifier } = await sessions.runner({ io });
-  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
+  // A profile channel that cannot be built (its secret missing here) is the user's to fix: exit 2.
+  const { runner, notifier } = await sessions.runner({ io }).catch(async (e: unknown) => {
+    await sessions.close();
+    throw e instanceof SessionInputError ? new UsageError(e.message) : e;
+  });
+  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, notify: { allowFromRequests: sessions.profile.notify.allowFromRequests, channelsOf: (specs) => sessions.notifyChannels(specs, "notify", false), notifier }, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
 
   const server = createServer((req, res) => {
     // Host and Origin first: a web page is refused before anything else reads its request.

@@ -44,6 +44,10 @@ $XDG_STATE_HOME/pulse/worktrees), on branch pulse/session/<short id> (or --branc
 SIGTERM or a first Ctrl-C pauses: a turn still going after --stop-grace seconds (default 10)
 is stopped, its work kept in a recovery commit; a second signal stops it at once.
 
+--notify telegram:CHAT_ID | sms:+NUMBER | discord:URL | slack:URL | webhook:URL | desktop (repeatable)
+also sends each notification there; secrets from the environment: TELEGRAM_BOT_TOKEN,
+TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM (docs/sessions.md, Notifications).
+
 Every command takes --store (default $PULSE_STORE or .pulse/pulse.db; postgres://…?schema=name
 for a PostgreSQL store, after pulse store migrate); an ID may be shortened
 to a unique prefix of at least 4 characters. Exit codes of start and resume: 0 complete or
@@ -103,7 +107,7 @@ function withRun(cmd: Command): Command {
   return withStore(cmd)
     .option("--detach", "run in the background; follow with pulse session logs ID --follow")
     .option("--json", "print the live view as JSON lines")
-    .option("--notify <url>", "also POST each notification to this webhook; repeatable", collect, [])
+    .option("--notify <channel>", "also notify telegram:CHAT_ID, sms:+NUMBER, discord:URL, slack:URL, webhook:URL (or an https:// URL) or desktop; secrets from the environment (docs/sessions.md); repeatable", collect, [])
     .option("--stop-grace <seconds>", "on SIGTERM or a first Ctrl-C, how long the current turn may go on before it is stopped (default 10)");
 }
 
@@ -147,6 +151,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
         stopGraceOf(opts);
         const sessions = await openSessions(opts, io);
         try {
+          sessions.notifyChannels(opts.notify ?? []);
           const s = await sessions.service.create(
             { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}) },
             "cli",
@@ -169,6 +174,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
         stopGraceOf(opts);
         const sessions = await openSessions(opts, io);
         try {
+          sessions.notifyChannels(opts.notify ?? []);
           const { session, live } = await sessions.service.get(id);
           if (live && session.runner_pid !== process.pid) throw new SessionStateError("NOT_RUNNING", `session ${session.id} is running (process ${session.runner_pid}); pause it first`);
           let s = session;

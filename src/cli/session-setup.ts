@@ -14,6 +14,7 @@ import { ProcessReaper } from "../../adapters/agents/cli/reaper.js";
 import type { AgentProcesses } from "../coding/agent-processes.js";
 import type { Reaper } from "../coding/reaper.js";
 import { desktopChannel, Notifier, terminalChannel, webhookChannel, type NotifierChannel } from "../coding/notifier.js";
+import { ChannelSpecError, channelOf } from "../coding/notify/channels.js";
 import { loadSessionProfile, type SessionProfile } from "../coding/session/profile.js";
 import type { SessionRecord, SessionRecords } from "../coding/session/records.js";
 import { SessionRunner } from "../coding/session/runner.js";
@@ -43,6 +44,12 @@ export interface Sessions {
   /** pulse's state directory (detached sessions' logs): beside the SQLite file, else .pulse of the working directory. */
   stateDir?: string;
   runner(options?: { notify?: string[]; terminal?: boolean; io?: CliIO }): Promise<{ runner: SessionRunner; notifier: Notifier }>;
+  /**
+   * The channels of these texts (`--notify` values, a request's `notify`) and of the profile,
+   * built with this process's environment: a SessionInputError naming `field` and the text
+   * when one is malformed or lacks its secret. Called before a session is recorded.
+   */
+  notifyChannels(specs: readonly string[], field?: string, withProfile?: boolean): NotifierChannel[];
   close(): Promise<void>;
 }
 
@@ -96,6 +103,18 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
   const stateDir = spec.kind === "sqlite" ? dirname(spec.path) : spec.kind === "postgres" ? resolve(io.cwd, ".pulse") : undefined;
   const { records, processes } = await openRecords(spec, io);
   const reaper = new ProcessReaper(processes);
+  const notifyChannels = (specs: readonly string[], field = "--notify", withProfile = true): NotifierChannel[] => [
+    ...(withProfile ? profile.notify.channels : []).map((spec) => built(spec, "notify.channels in the profile")),
+    ...specs.map((spec) => built(spec, field)),
+  ];
+  const built = (spec: string, field: string): NotifierChannel => {
+    try {
+      return channelOf(spec, io.env, profile.notify);
+    } catch (e) {
+      if (e instanceof ChannelSpecError) throw new SessionInputError(`${field} ${e.spec}`, e.reason);
+      throw e;
+    }
+  };
   const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, verify: { checks: profile.verify.checks, each: profile.verify.each }, worktreesDir: worktreesDir(io.env), ...(stateDir ? { stateDir } : {}) }, (draft) => checkSession(draft, profile, storeArg, io), reaper);
   return {
     records,
@@ -106,12 +125,18 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
     ...(storePath ? { storePath } : {}),
     ...(storeArg ? { storeArg } : {}),
     ...(stateDir ? { stateDir } : {}),
+    notifyChannels,
     runner: async (o = {}) => {
       const channels: NotifierChannel[] = [];
       if (o.terminal !== false && profile.notify.terminal) channels.push(terminalChannel((line) => (o.io ?? io).stderr(line)));
       if (profile.notify.desktop) channels.push(desktopChannel());
-      for (const url of [...profile.notify.webhooks, ...(o.notify ?? [])]) channels.push(webhookChannel(url));
-      const notifier = new Notifier(channels, { onError: (channel, e) => io.stderr(`pulse session: notification through ${channel} failed: ${e.message}\n`) });
+      for (const url of profile.notify.webhooks) channels.push(webhookChannel(url));
+      channels.push(...notifyChannels(o.notify ?? []));
+      const notifier = new Notifier(channels, {
+        ...(profile.notify.timeoutMs !== undefined ? { timeoutMs: profile.notify.timeoutMs } : {}),
+        ...(profile.notify.retryDelaysMs !== undefined ? { retryDelaysMs: profile.notify.retryDelaysMs } : {}),
+        onError: (channel, e) => io.stderr(`pulse session: notification through ${channel} failed: ${e.message}\n`),
+      });
       const runner = await SessionRunner.create({
         runtime: await createRuntime(),
         records,

@@ -20,8 +20,8 @@ export async function serveMcpStdio(opts: McpStdioOptions, io: CliIO): Promise<n
   const maxSessions = parseMaxSessions(opts.maxSessions);
   const sessions = await openSessions(opts, io);
   // Standard output is the protocol's: notifications and errors go to standard error.
-  const { runner } = await sessions.runner({ io: { ...io, stdout: (t) => io.stderr(t) } });
-  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, onError: (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`) });
+  const { runner, notifier } = await sessions.runner({ io: { ...io, stdout: (t) => io.stderr(t) } });
+  const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, notify: { allowFromRequests: sessions.profile.notify.allowFromRequests, channelsOf: (specs) => sessions.notifyChannels(specs, "notify", false), notifier }, onError: (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`) });
   const server = createSessionMcpServer(api, opts.session === undefined ? {} : { onlySession: opts.session, noHistory: opts.history === false });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {

@@ -83,6 +83,7 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
         contextStrategy: z.enum(["none", "prefetch", "mcp", "hybrid"]).optional(),
         turnTimeout: z.union([z.string(), z.number()]).optional().describe("a turn's wall-clock limit, e.g. \"20m\" (default: the profile's, else the driver's)"),
         silenceTimeout: z.union([z.string(), z.number()]).optional().describe("how long the agent may print nothing before it is stopped, e.g. \"5m\""),
+        notify: z.array(z.string()).optional().describe("channels to notify, e.g. [\"telegram:123456789\", \"slack:https://hooks.slack.com/…\"]: only the kinds the server's profile allows (notify.allowFromRequests)"),
       },
     },
     (args) => answer(() => api.start(args, "mcp")),

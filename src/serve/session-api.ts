@@ -11,6 +11,8 @@
 import { realpathSync } from "node:fs";
 import { resolve, sep } from "node:path";
 import type { SessionRecord } from "../coding/session/records.js";
+import type { Notifier, NotifierChannel } from "../coding/notifier.js";
+import { parseChannelSpec } from "../coding/notify/channels.js";
 import type { SessionRunner } from "../coding/session/runner.js";
 import { startInputOf, SessionInputError, SessionStateError, type SessionDetail, type SessionService } from "../coding/session/service.js";
 import type { CreatedBy } from "../coding/session/records.js";
@@ -54,6 +56,14 @@ export interface SessionApiOptions {
   /** Sessions this process runs at once (start and resume beyond it are refused, retry later). */
   maxSessions?: number;
   onError?: (id: string, error: Error) => void;
+  /** Channels a start may name (its `notify`); without it every named channel is refused. */
+  notify?: {
+    /** The channel kinds the server's profile allows from requests. */
+    allowFromRequests: readonly string[];
+    /** Builds channels with the server's environment (a SessionInputError when one cannot be). */
+    channelsOf(specs: readonly string[]): NotifierChannel[];
+    notifier: Notifier;
+  };
 }
 
 export class SessionApi {
@@ -74,6 +84,7 @@ export class SessionApi {
   async start(body: unknown, by: CreatedBy): Promise<SessionRecord> {
     const input = startInputOf(body);
     if (input.script !== undefined) this.checkScript(input.script);
+    const channels = this.requestChannels(input.notify);
     this.checkCapacity();
     let lock: WorktreeLock | undefined;
     let s: SessionRecord;
@@ -85,8 +96,34 @@ export class SessionApi {
       lock?.release();
       throw e;
     }
+    this.options.notify?.notifier.attach(s.id, channels);
     await this.launch(s.id, lock!);
     return (await this.service.records.get(s.id))!;
+  }
+
+  /**
+   * A start's `notify`: only kinds the server's profile allows, built with the server's secrets
+   * (a request can name where to, never with what credentials).
+   */
+  private requestChannels(notify: unknown): NotifierChannel[] {
+    if (notify === undefined || notify === null) return [];
+    if (!Array.isArray(notify) || notify.some((v) => typeof v !== "string")) throw new SessionInputError("notify", `must be an array of channels like "telegram:123456789", got ${JSON.stringify(notify)}`);
+    const specs = notify as string[];
+    if (specs.length === 0) return [];
+    if (specs.length > 10) throw new SessionInputError("notify", `names ${specs.length} channels; at most 10`);
+    const allowed = this.options.notify?.allowFromRequests ?? [];
+    for (const spec of specs) {
+      let kind: string;
+      try {
+        kind = parseChannelSpec(spec).kind;
+      } catch (e) {
+        throw new SessionInputError("notify", (e as Error).message);
+      }
+      if (!allowed.includes(kind) || !this.options.notify) {
+        throw new ForbiddenError("notify", `${kind} channels are not allowed from requests by this server (its profile's notify.allowFromRequests: ${allowed.length > 0 ? allowed.join(", ") : "none"})`);
+      }
+    }
+    return this.options.notify!.channelsOf(specs);
   }
 
   status(id: string): Promise<SessionDetail> {

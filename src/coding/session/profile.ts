@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { resolveLimits, type Limits } from "../limits.js";
+import type { ChannelKind, ChannelSettings } from "../notify/channels.js";
 import type { ContextStrategy } from "./records.js";
 
 export const SESSION_LOOP_ID = "coding.pulse_session";
@@ -21,7 +22,17 @@ export interface SessionProfile {
   extract: { allowInference: boolean; summaryChars: number; autoCommit: boolean };
   verify: { checks: string[]; each: boolean; maxRejections: number; timeoutMs: number };
   recordBranch: { controlPollMs: number };
-  notify: { terminal: boolean; desktop: boolean; webhooks: string[] };
+  notify: {
+    terminal: boolean;
+    desktop: boolean;
+    webhooks: string[];
+    /** As --notify takes them (telegram:CHAT_ID, …); checked when a runner is built. */
+    channels: string[];
+    /** Channel kinds a REST/MCP start may name (default none). */
+    allowFromRequests: ChannelKind[];
+    timeoutMs?: number;
+    retryDelaysMs?: number[];
+  } & ChannelSettings;
 }
 
 export class ProfileError extends Error {
@@ -89,7 +100,7 @@ export function parseSessionProfile(value: unknown, where = "profile"): SessionP
     extract: { allowInference: true, summaryChars: 160, autoCommit: true, ...p.extract_evidence },
     verify: { checks: [], each: false, maxRejections: 2, timeoutMs: 600_000, ...v.verify },
     recordBranch: { controlPollMs: 250, ...p.record_branch },
-    notify: { terminal: true, desktop: false, webhooks: [], ...v.notify },
+    notify: { terminal: true, desktop: false, webhooks: [], channels: [], allowFromRequests: [], ...v.notify },
   };
 }
 

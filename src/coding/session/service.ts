@@ -58,9 +58,11 @@ export interface StartInput {
   /** Checks pulse runs itself (CLI and profile only: never from a REST or MCP request). */
   verify?: string[];
   verifyEach?: boolean;
+  /** Channels to notify (`telegram:CHAT_ID`, …): checked by the server against its profile. */
+  notify?: unknown;
 }
 
-const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout"]);
+const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout", "notify"]);
 
 /** Checks a JSON body of a start request (REST, MCP); `projectPath` is the seed's name for `repo`. */
 export function startInputOf(body: unknown): StartInput {
