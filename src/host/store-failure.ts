@@ -66,12 +66,24 @@ export class StoreWatch {
   }
 
   observe(e: HostEvent): void {
+    // An iteration in doubt was read back: the store answers again, so what its failure paused goes on now.
+    if (e.type === "iteration.resolved") return this.answered();
     if (e.type !== "iteration.finished") return;
     if (e.error && isStoreFailure(e.error.code)) this.failed(e.loop_id, { code: e.error.code, message: e.error.message, transient: TRANSIENT.has(e.error.code) });
     else if (e.status === "completed" && this.pausedBy && !this.stoppedBy) {
       this.pausedBy = undefined;
       this.d.emit({ type: "host.note", loop_id: "host", message: "the store answers again: the loops go on", at: this.d.clock.now() });
     }
+  }
+
+  private answered(): void {
+    if (!this.pausedBy || this.stoppedBy) return;
+    this.pausedBy = undefined;
+    this.retry?.abort();
+    this.retry = undefined;
+    for (const id of this.paused) this.d.resume(id);
+    this.paused.clear();
+    this.d.emit({ type: "host.note", loop_id: "host", message: "the store answers again: the loops go on", at: this.d.clock.now() });
   }
 
   private failed(loopId: string, failure: StoreFailure): void {
