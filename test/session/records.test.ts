@@ -147,7 +147,7 @@ describe("SqliteSessionRecords in the shared file", () => {
     expect(versions.map((v) => v.component)).toEqual(["sessions", "store"]);
     db.prepare("UPDATE pulse_schema_versions SET version = 99 WHERE component = 'sessions'").run();
     db.close();
-    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 3/);
+    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 4/);
   });
 
   it("refuses a file that is not a database, in one line", () => {

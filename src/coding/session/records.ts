@@ -70,6 +70,11 @@ export interface SessionRecord {
   base_sha: string | null;
   /** The checks pulse runs itself (--verify), and their baseline once taken; null: none. */
   verify: VerifyConfig | null;
+  /** Budgets: reaching one pauses the session after the turn (null: the profile's limit, if any). Spend counts across resumes. */
+  max_cost_usd: number | null;
+  max_tokens: number | null;
+  /** The time its turns may take in all, across resumes (from the iterations' records). */
+  max_wall_ms: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -125,7 +130,7 @@ export interface IterationRecord {
 }
 
 export type NewSession = Pick<SessionRecord, "id" | "project_name" | "goal" | "max_iterations" | "repo_path" | "driver" | "context_strategy" | "created_by"> &
-  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha" | "verify">>;
+  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha" | "verify" | "max_cost_usd" | "max_tokens" | "max_wall_ms">>;
 
 export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at" | "updated_at">>;
 export type IterationPatch = Partial<Omit<IterationRecord, "id" | "session_id" | "iteration_number">>;
@@ -185,6 +190,9 @@ export function newSessionRecord(s: NewSession, now: string): SessionRecord {
     base_ref: s.base_ref ?? null,
     base_sha: s.base_sha ?? null,
     verify: s.verify ?? null,
+    max_cost_usd: s.max_cost_usd ?? null,
+    max_tokens: s.max_tokens ?? null,
+    max_wall_ms: s.max_wall_ms ?? null,
     created_at: now,
     updated_at: now,
   };

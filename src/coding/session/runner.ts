@@ -155,7 +155,12 @@ export class SessionRunner {
         records,
         driver,
         profile: this.o.profile,
-        guard: new LoopGuard({ ...this.o.profile.limits, maxIterations: s.max_iterations }, Date.now, guardRestored(resumedFrom)),
+        guard: new LoopGuard(
+          { ...this.o.profile.limits, maxIterations: s.max_iterations, ...budgetsOf(s) },
+          Date.now,
+          // Spend counts across resumes: what the session's earlier runs used, from its records.
+          { ...guardRestored(resumedFrom), tokens: s.total_tokens_used, costUsd: s.total_cost_usd, elapsedMs: turnTime(previous) },
+        ),
         ledger: new CostLedger(),
         controller: new AbortController(),
         priorTurns: previous.filter((i) => i.finished_at).map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "BLOCKED", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
@@ -259,6 +264,11 @@ export class SessionRunner {
   /** The guard (or a failure) stopped the session: complete, blocked, or failed with the limit's reason. */
   private stop(run: SessionRun, stop: Stop): Promise<SessionRecord> {
     const s = run.session;
+    if (stop.cap) {
+      // A budget pauses: nothing is lost or killed for money; a resume with a raised cap goes on.
+      const reason = `budget: ${stop.message}; raise it with pulse session resume ${s.id.slice(0, 8)} ${CAP_FLAGS[stop.cap]}`;
+      return this.finish(run, { status: "paused", stop_reason: stop.reason, status_reason: reason, control: null }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: ${reason}` });
+    }
     if (stop.reason === "completed") {
       return this.finish(run, { status: "complete", stop_reason: "completed", status_reason: stop.message }, { kind: "complete", message: messages.complete(s.current_iteration, s.total_commits) });
     }
@@ -311,6 +321,20 @@ export class SessionRunner {
 export function guardRestored(s: Pick<SessionRecord, "current_iteration" | "stop_reason" | "status_reason" | "status">): { iterations: number; breaker?: "HALF_OPEN"; openReason?: string } {
   const tripped = (s.status === "failed" || s.status === "paused") && (s.stop_reason === "no_progress" || s.stop_reason === "circuit_open");
   return { iterations: s.current_iteration, ...(tripped ? { breaker: "HALF_OPEN" as const, ...(s.status_reason ? { openReason: s.status_reason } : {}) } : {}) };
+}
+
+const CAP_FLAGS = { cost: "--max-cost USD", tokens: "--max-tokens N", wall: "--max-wall DURATION" } as const;
+
+/** The session's own budgets; those it leaves out stay the profile's. */
+function budgetsOf(s: SessionRecord): { maxCostUsd?: number; maxTokens?: number; maxWallMs?: number } {
+  return { ...(s.max_cost_usd !== null ? { maxCostUsd: s.max_cost_usd } : {}), ...(s.max_tokens !== null ? { maxTokens: s.max_tokens } : {}), ...(s.max_wall_ms !== null ? { maxWallMs: s.max_wall_ms } : {}) };
+}
+
+/** The time the session's turns took in earlier runs: what its wall-time cap is counted from on a resume. */
+export function turnTime(iterations: { started_at: string; finished_at: string | null }[]): number {
+  let ms = 0;
+  for (const i of iterations) if (i.finished_at) ms += Math.max(0, Date.parse(i.finished_at) - Date.parse(i.started_at));
+  return ms;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
