@@ -111,7 +111,9 @@ export class LoopGuard {
     if (!failed && r.signal === "COMPLETE") return this.close({ action: "stop", reason: "completed", message: r.signalReason ?? "the agent signalled COMPLETE" });
     if (!failed && r.signal === "BLOCKED") return { action: "stop", reason: "blocked", message: r.signalReason ?? "the agent signalled BLOCKED" };
 
-    s.noProgress = r.progress ? 0 : s.noProgress + 1;
+    // "Changed nothing" is said only of turns where the agent ran: a failed call is counted as a failure, not as no progress.
+    if (r.progress) s.noProgress = 0;
+    else if (!failed) s.noProgress++;
     if (r.progress && s.breaker === "HALF_OPEN") s.breaker = "CLOSED";
     if (s.noProgress >= l.noProgressLimit && l.noProgressLimit > 0) return this.open("no_progress", `${s.noProgress} iterations in a row changed nothing in git`);
     if (s.sameError >= l.sameErrorLimit && l.sameErrorLimit > 0) return this.open("circuit_open", `the same error ${s.sameError} times in a row: ${r.error ?? r.status}`);

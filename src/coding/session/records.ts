@@ -16,8 +16,8 @@ import type { StopReason } from "../limits.js";
 export type SessionStatus = "pending" | "running" | "complete" | "blocked" | "failed" | "aborted" | "paused" | "interrupted";
 export const SESSION_STATUSES: readonly SessionStatus[] = ["pending", "running", "complete", "blocked", "failed", "aborted", "paused", "interrupted"];
 
-export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "rejected" | "failed" | "timeout";
-export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "rejected", "failed", "timeout"];
+export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "rejected" | "failed" | "timeout" | "rate_limited";
+export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "rejected", "failed", "timeout", "rate_limited"];
 
 export type AnchorStrategy = "chained" | "explicit" | "semantic" | "temporal" | "none";
 export type ContextStrategy = "none" | "prefetch" | "mcp" | "hybrid";
@@ -30,7 +30,8 @@ export type CreatedBy = "cli" | "api" | "mcp" | "telegram" | "sms";
 
 export interface ProgressEntry {
   iteration: number;
-  signal: Signal;
+  /** NONE: the turn failed, timed out or was aborted, so the agent said nothing of its work. */
+  signal: Signal | "NONE";
   summary: string;
   commit: string | null;
 }
