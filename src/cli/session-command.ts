@@ -106,7 +106,22 @@ interface StartOpts extends RunOpts {
 const collect = (v: string, prev: string[]) => [...prev, v];
 
 function withStore(cmd: Command): Command {
-  return cmd.option("--store <path>", STORE_HELP).option("--profile <file>", "a loop profile instead of profiles/coding/session.profile.json");
+  return cmd
+    .option("--store <path>", STORE_HELP)
+    .option("--profile <file>", "a loop profile instead of profiles/coding/session.profile.json")
+    .option("--no-color", "no colour in the output (NO_COLOR is honoured too)");
+}
+
+/** The flags of `start` by the service's field names: a refusal names what the person typed. */
+const START_FLAGS: Record<string, string> = {
+  goal: "--goal", repo: "--repo", driver: "--driver", script: "--script", model: "--model", maxIterations: "--max-iterations", branch: "--branch", base: "--base",
+  inPlace: "--in-place", allowDirty: "--allow-dirty", anchor: "--anchor", contextStrategy: "--context", projectName: "--name", turnTimeout: "--turn-timeout",
+  silenceTimeout: "--silence-timeout", maxCost: "--max-cost", maxTokens: "--max-tokens", maxWall: "--max-wall", verify: "--verify",
+};
+
+function asFlag(e: unknown): unknown {
+  if (!(e instanceof SessionInputError) || !START_FLAGS[e.field]) return e;
+  return new SessionInputError(START_FLAGS[e.field]!, e.message.slice(e.field.length + 2));
 }
 
 /** Budgets: reaching one pauses the session after the turn; resume with a raised cap goes on. */
@@ -171,10 +186,14 @@ export function addSessionCommands(session: Command, io: CliIO): void {
         const sessions = await openSessions(opts, io);
         try {
           sessions.notifyChannels(opts.notify ?? []);
-          const s = await sessions.service.create(
-            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}), maxCost: opts.maxCost, maxTokens: opts.maxTokens, maxWall: opts.maxWall },
-            "cli",
-          );
+          const s = await sessions.service
+            .create(
+              { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}), maxCost: opts.maxCost, maxTokens: opts.maxTokens, maxWall: opts.maxWall },
+              "cli",
+            )
+            .catch((e: unknown) => {
+              throw asFlag(e);
+            });
           return await runOrDetach(sessions, s, opts, io);
         } finally {
           await sessions.close();

@@ -57,13 +57,13 @@ describe("budgets", () => {
 
   it("pauses at the wall-time cap, counted from the turns' records across resumes", async () => {
     const dir = repo();
-    const h = await harness({ steps: [step(1, { delayMs: 300 }), step(2, { delayMs: 300 }), { match: { iteration: 3 }, text: "<signal>COMPLETE</signal>" }] });
+    const h = await harness({ steps: [step(1, { delayMs: 500 }), step(2, { delayMs: 500 }), { match: { iteration: 3 }, text: "<signal>COMPLETE</signal>" }] });
     const id = await newSession(h.records, dir, { max_wall_ms: 250 });
     const paused = await h.runner.run(id);
     expect(paused).toMatchObject({ status: "paused", current_iteration: 1, stop_reason: "timeout" });
     expect(paused.status_reason).toMatch(/^budget: ran \d+ ms of the 250 ms wall-time cap.*--max-wall DURATION/);
-    // The first run's 300 ms still count: a cap of 500 ms pauses after the second turn.
-    await h.records.update(id, { max_wall_ms: 500 });
+    // The first run's 500 ms still count: a cap of 800 ms lets the second turn start, and pauses after it.
+    await h.records.update(id, { max_wall_ms: 800 });
     expect(await h.runner.run(id)).toMatchObject({ status: "paused", current_iteration: 2 });
     await h.records.update(id, { max_wall_ms: 60_000 });
     expect(await h.runner.run(id)).toMatchObject({ status: "complete", current_iteration: 3 });

@@ -18,7 +18,7 @@ const repo = () => {
   return r;
 };
 
-const limited = (n: number, retryAfterMs = 50) => ({ match: { iteration: n }, outcome: "rate_limit", retryAfterMs });
+const limited = (n: number, retryAfterMs = 50) => ({ match: { iteration: n }, outcome: "rate_limit" as const, retryAfterMs });
 const work = (n: number, signal = "CONTINUE") => ({ match: { iteration: n }, files: { [`f${n}.txt`]: `${n}\n` }, commit: `feat: ${n}`, text: `Did ${n}. <signal>${signal}</signal>` });
 
 async function until<T>(check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
@@ -104,7 +104,7 @@ describe("rate limits", () => {
 describe("failed turns", () => {
   it("a crashed or timed-out turn has no signal; last_signal keeps the agent's previous one", async () => {
     const dir = repo();
-    const h = await harness({ steps: [work(1), { match: { iteration: 2 }, outcome: "crash", error: "ENOENT" }, { match: { iteration: 3 }, outcome: "timeout" }] });
+    const h = await harness({ steps: [work(1), { match: { iteration: 2 }, outcome: "crash" as const, error: "ENOENT" }, { match: { iteration: 3 }, outcome: "timeout" as const }] });
     const id = await newSession(h.records, dir, { max_iterations: 3 });
     const final = await h.runner.run(id);
     expect(final).toMatchObject({ status: "failed", stop_reason: "max_iterations", last_signal: "CONTINUE" });
@@ -121,7 +121,7 @@ describe("failed turns", () => {
   it("no_progress counts only turns where the agent ran and changed nothing", async () => {
     const dir = repo();
     const idle = (n: number) => ({ match: { iteration: n }, text: "Looked around. <signal>CONTINUE</signal>" });
-    const crash = (n: number) => ({ match: { iteration: n }, outcome: "crash" });
+    const crash = (n: number) => ({ match: { iteration: n }, outcome: "crash" as const });
     const h = await harness({ steps: [idle(1), crash(2), idle(3), crash(4), idle(5)] });
     const id = await newSession(h.records, dir);
     const final = await h.runner.run(id);
