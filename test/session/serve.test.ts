@@ -87,6 +87,32 @@ describe("pulse serve: REST", () => {
     }
   }, 30_000);
 
+  it("pauses a session at its maxCost, and a resume with a raised maxCost continues it", async () => {
+    const costly = join(repo, ".git", "costly.json");
+    writeFileSync(costly, JSON.stringify({ steps: [{ match: { iteration: 1 }, files: { "b.js": "1\n" }, commit: "feat: b", text: "<signal>CONTINUE</signal>", costUsd: 0.02 }, { match: { iteration: 2 }, text: "<signal>COMPLETE</signal>" }] }));
+    const started = await call("POST", "/api/pulse/start", { goal: "Write b.js", repo, driver: "scripted", script: costly, maxCost: 0.01 });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const id = started.body.session.id;
+    const paused = await until(async () => {
+      const r = await call("GET", `/api/pulse/${id}`);
+      return r.body.session.status === "paused" ? r.body.session : undefined;
+    });
+    expect(paused).toMatchObject({ current_iteration: 1, max_cost_usd: 0.01, stop_reason: "budget_exhausted" });
+    expect(paused.status_reason).toMatch(/^budget: spent \$0\.0200 of the \$0\.01 cap/);
+    const bad = await call("POST", `/api/pulse/${id}/resume`, { maxCost: "lots" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/^maxCost: must be an amount of US dollars/);
+    expect((await call("POST", `/api/pulse/${id}/resume`, { colour: 1 })).status).toBe(400);
+    expect((await call("POST", `/api/pulse/${id}/pause`, { maxCost: 1 })).status).toBe(400);
+    const resumed = await call("POST", `/api/pulse/${id}/resume`, { maxCost: 1 });
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    const done = await until(async () => {
+      const r = await call("GET", `/api/pulse/${id}`);
+      return r.body.session.status === "complete" ? r.body.session : undefined;
+    });
+    expect(done).toMatchObject({ current_iteration: 2, max_cost_usd: 1 });
+  }, 30_000);
+
   it("refuses bad requests with a 400 that says what is wrong, and takes the near miss", async () => {
     const bad: [unknown, RegExp][] = [
       [{}, /^goal: is required$/],
