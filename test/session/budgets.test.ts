@@ -61,12 +61,21 @@ describe("budgets", () => {
     const id = await newSession(h.records, dir, { max_wall_ms: 250 });
     const paused = await h.runner.run(id);
     expect(paused).toMatchObject({ status: "paused", current_iteration: 1, stop_reason: "timeout" });
-    expect(paused.status_reason).toMatch(/^budget: ran \d+ ms of the 250 ms wall-time cap.*--max-wall DURATION/);
+    expect(paused.status_reason).toMatch(/^budget: ran \d+ m?s of the 250 ms wall-time cap.*--max-wall DURATION/);
     // The first run's 500 ms still count: a cap of 800 ms lets the second turn start, and pauses after it.
     await h.records.update(id, { max_wall_ms: 800 });
     expect(await h.runner.run(id)).toMatchObject({ status: "paused", current_iteration: 2 });
     await h.records.update(id, { max_wall_ms: 60_000 });
     expect(await h.runner.run(id)).toMatchObject({ status: "complete", current_iteration: 3 });
+  });
+
+  it("takes the profile's caps when the session sets none; the session's own cap wins", async () => {
+    const dir = repo();
+    const script = { steps: [step(1, { costUsd: 0.02 }), step(2, { costUsd: 0.02 }), { match: { iteration: 3 }, text: "<signal>COMPLETE</signal>" }] };
+    const h = await harness(script, { profile: { limits: { maxCostUsd: 0.01 } } });
+    expect(await h.runner.run(await newSession(h.records, dir))).toMatchObject({ status: "paused", current_iteration: 1 });
+    const own = await harness(script, { profile: { limits: { maxCostUsd: 0.01 } } });
+    expect(await own.runner.run(await newSession(own.records, repo(), { max_cost_usd: 1 }))).toMatchObject({ status: "complete", current_iteration: 3 });
   });
 
   it("keeps the caps in the SQLite records", async () => {

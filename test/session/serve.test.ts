@@ -195,6 +195,34 @@ describe("the MCP tools", () => {
     }
   }, 30_000);
 
+  it("over /mcp: pulse_start with maxTokens pauses at the budget, pulse_resume with a raised maxTokens continues", async () => {
+    const tokens = join(repo, ".git", "tokens.json");
+    const usage = { inputTokens: 80, outputTokens: 20 };
+    writeFileSync(tokens, JSON.stringify({ steps: [{ match: { iteration: 1 }, files: { "c.js": "1\n" }, commit: "feat: c", text: "<signal>CONTINUE</signal>", usage }, { match: { iteration: 2 }, text: "<signal>COMPLETE</signal>", usage }] }));
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    const text = (r: unknown) => JSON.parse(((r as { content: { text: string }[] }).content)[0]!.text);
+    try {
+      const started = await client.callTool({ name: "pulse_start", arguments: { goal: "tokens", projectPath: repo, driver: "scripted", script: tokens, maxTokens: 100 } });
+      expect(started.isError).toBeFalsy();
+      const id = text(started).id as string;
+      const paused = await until(async () => {
+        const d = text(await client.callTool({ name: "pulse_status", arguments: { sessionId: id } }));
+        return d.session.status === "paused" ? d.session : undefined;
+      });
+      expect(paused.status_reason).toMatch(/^budget: used 100 of the 100 token cap.*--max-tokens N/);
+      const resumed = await client.callTool({ name: "pulse_resume", arguments: { sessionId: id, maxTokens: 1000 } });
+      expect(resumed.isError).toBeFalsy();
+      const done = await until(async () => {
+        const d = text(await client.callTool({ name: "pulse_status", arguments: { sessionId: id } }));
+        return d.session.status === "complete" ? d.session : undefined;
+      });
+      expect(done).toMatchObject({ max_tokens: 1000, total_tokens_used: 200 });
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
   it("over stdio (pulse session mcp)", async () => {
     const client = new Client({ name: "test", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", store], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot() }, stderr: "pipe" }));
