@@ -177,6 +177,10 @@ describeWith(pg, "PostgresSessionRecords in the store's schema", (url) => {
     expect(owners.rows).toEqual([{ tableowner: s.ownerRole }]);
     const r = await PostgresSessionRecords.open(s.appUrl);
     await r.create(session("dddd1111-0000-4000-8000-000000000001"));
+    // The budgets columns, as in SQLite: numbers back (bigint too), null when unset.
+    expect(await r.update("dddd1111-0000-4000-8000-000000000001", { max_cost_usd: 2.5, max_tokens: 3_000_000_000, max_wall_ms: 8 * 3_600_000 })).toMatchObject({ max_cost_usd: 2.5, max_tokens: 3_000_000_000, max_wall_ms: 8 * 3_600_000 });
+    expect(await r.create(session("dddd1111-0000-4000-8000-000000000002"))).toMatchObject({ max_cost_usd: null, max_tokens: null });
+    expect(await r.get("dddd1111-0000-4000-8000-000000000002")).toMatchObject({ max_cost_usd: null, max_tokens: null, max_wall_ms: null });
     await r.close();
     await s.admin(`UPDATE "${s.schema}".meta SET value = '99' WHERE key = 'session_schema_version'`);
     await expect(PostgresSessionRecords.open(s.appUrl)).rejects.toThrow(new RegExp(`session schema version 99\\); this pulse reads session schema versions up to ${SESSION_SCHEMA_VERSION}`));
