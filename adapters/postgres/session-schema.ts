@@ -15,7 +15,7 @@ import type pg from "pg";
 import type { PostgresAddress } from "./address.js";
 import { PostgresStoreError } from "./errors.js";
 
-export const SESSION_SCHEMA_VERSION = 2;
+export const SESSION_SCHEMA_VERSION = 3;
 export const SESSION_VERSION_KEY = "session_schema_version";
 
 function v1(a: PostgresAddress): string {
@@ -60,9 +60,16 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON ${q("pulse_agent_processes")} TO "${a.ap
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${a.schema}" TO "${a.appRole}";`;
 }
 
+/** 3: budgets that pause a session (null: the profile's), as in SQLite. */
+function v3(a: PostgresAddress): string {
+  const q = (table: string) => `"${a.schema}".${table}`;
+  return `
+ALTER TABLE ${q("pulse_sessions")} ADD COLUMN max_cost_usd double precision, ADD COLUMN max_tokens bigint, ADD COLUMN max_wall_ms bigint;`;
+}
+
 /** Migration n takes the session tables from version n to n + 1. */
 export function sessionMigrations(a: PostgresAddress): string[] {
-  return [v1(a), v2(a)];
+  return [v1(a), v2(a), v3(a)];
 }
 
 /** The session tables' version in a store's schema (0: none yet; the schema must have `meta`). */

@@ -48,6 +48,10 @@ const MIGRATIONS = [
   ALTER TABLE pulse_sessions ADD COLUMN base_sha TEXT;`,
   `ALTER TABLE pulse_sessions ADD COLUMN verify TEXT;
   ALTER TABLE pulse_iterations ADD COLUMN gate TEXT;`,
+  // 3: budgets that pause a session (null: the profile's).
+  `ALTER TABLE pulse_sessions ADD COLUMN max_cost_usd REAL;
+  ALTER TABLE pulse_sessions ADD COLUMN max_tokens INTEGER;
+  ALTER TABLE pulse_sessions ADD COLUMN max_wall_ms INTEGER;`,
 ];
 
 /** Columns holding JSON (arrays, objects) rather than scalars. */

@@ -11,7 +11,7 @@ import { ProfileError } from "../coding/session/profile.js";
 import { SessionRecordsError, type SessionRecord } from "../coding/session/records.js";
 import { SessionRepoError } from "../coding/session/repo.js";
 import { SessionError } from "../coding/session/runner.js";
-import { durationOf, SessionInputError, SessionStateError } from "../coding/session/service.js";
+import { budgetsOf, durationOf, SessionInputError, SessionStateError } from "../coding/session/service.js";
 import { cleanText, cleanWorktrees } from "../coding/session/clean.js";
 import { worktreesDir } from "../coding/session/workspace.js";
 import { StoreError } from "../store/contracts.js";
@@ -61,6 +61,9 @@ interface StoreOpts {
 interface ResumeOpts extends RunOpts {
   turnTimeout?: string;
   silenceTimeout?: string;
+  maxCost?: string;
+  maxTokens?: string;
+  maxWall?: string;
 }
 
 interface McpOpts extends StoreOpts {
@@ -95,13 +98,41 @@ interface StartOpts extends RunOpts {
   silenceTimeout?: string;
   verify?: string[];
   verifyEach?: boolean;
+  maxCost?: string;
+  maxTokens?: string;
+  maxWall?: string;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
 function withStore(cmd: Command): Command {
-  return cmd.option("--store <path>", STORE_HELP).option("--profile <file>", "a loop profile instead of profiles/coding/session.profile.json");
+  return cmd
+    .option("--store <path>", STORE_HELP)
+    .option("--profile <file>", "a loop profile instead of profiles/coding/session.profile.json")
+    .option("--no-color", "no colour in the output (NO_COLOR is honoured too)");
 }
+
+/** The flags of `start` by the service's field names: a refusal names what the person typed. */
+const START_FLAGS: Record<string, string> = {
+  goal: "--goal", repo: "--repo", driver: "--driver", script: "--script", model: "--model", maxIterations: "--max-iterations", branch: "--branch", base: "--base",
+  inPlace: "--in-place", allowDirty: "--allow-dirty", anchor: "--anchor", contextStrategy: "--context", projectName: "--name", turnTimeout: "--turn-timeout",
+  silenceTimeout: "--silence-timeout", maxCost: "--max-cost", maxTokens: "--max-tokens", maxWall: "--max-wall", verify: "--verify",
+};
+
+function asFlag(e: unknown): unknown {
+  if (!(e instanceof SessionInputError) || !START_FLAGS[e.field]) return e;
+  return new SessionInputError(START_FLAGS[e.field]!, e.message.slice(e.field.length + 2));
+}
+
+/** Budgets: reaching one pauses the session after the turn; resume with a raised cap goes on. */
+function withBudgets(cmd: Command, verb: string): Command {
+  return cmd
+    .option("--max-cost <usd>", `${verb} the spend (US dollars, across resumes) at which the session pauses, e.g. 5`)
+    .option("--max-tokens <n>", `${verb} the tokens (across resumes) at which the session pauses`)
+    .option("--max-wall <duration>", `${verb} the time its turns may take in all (across resumes) before it pauses, e.g. 8h`);
+}
+
+const BUDGET_FLAGS = { maxCost: "--max-cost", maxTokens: "--max-tokens", maxWall: "--max-wall" };
 
 function withRun(cmd: Command): Command {
   return withStore(cmd)
@@ -145,17 +176,24 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .option("--turn-timeout <duration>", "a turn's wall-clock limit, e.g. 20m (default: the profile's, else the driver preset's, else 15m)")
     .option("--silence-timeout <duration>", "how long an agent may print nothing before it is stopped, e.g. 5m (default: the profile's, else the preset's, else 5m)")
     .option("--verify <command>", "a check pulse runs itself in the session's worktree (repeatable), e.g. 'npm test': its baseline is taken before the first turn, and a COMPLETE that adds a failure is rejected", collect, [])
-    .option("--verify-each", "run the checks after every iteration, not only on a COMPLETE")
+    .option("--verify-each", "run the checks after every iteration, not only on a COMPLETE");
+  withBudgets(session.commands.at(-1)!, "set")
     .action((opts: StartOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         stopGraceOf(opts);
+        // Checked before anything is opened, naming the flag.
+        budgetsOf(opts, BUDGET_FLAGS);
         const sessions = await openSessions(opts, io);
         try {
           sessions.notifyChannels(opts.notify ?? []);
-          const s = await sessions.service.create(
-            { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}) },
-            "cli",
-          );
+          const s = await sessions.service
+            .create(
+              { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}), maxCost: opts.maxCost, maxTokens: opts.maxTokens, maxWall: opts.maxWall },
+              "cli",
+            )
+            .catch((e: unknown) => {
+              throw asFlag(e);
+            });
           return await runOrDetach(sessions, s, opts, io);
         } finally {
           await sessions.close();
@@ -168,10 +206,12 @@ export function addSessionCommands(session: Command, io: CliIO): void {
     .argument("<id>", "session id (or a unique prefix)")
     .option("--max-iterations <n>", "raise the session's iteration limit")
     .option("--turn-timeout <duration>", "change a turn's wall-clock limit, e.g. 30m")
-    .option("--silence-timeout <duration>", "change how long an agent may print nothing, e.g. 10m")
+    .option("--silence-timeout <duration>", "change how long an agent may print nothing, e.g. 10m");
+  withBudgets(session.commands.at(-1)!, "raise (or set)")
     .action((id: string, opts: ResumeOpts, cmd: Command) =>
       guarded(cmd, io, async () => {
         stopGraceOf(opts);
+        const budgets = budgetsOf(opts, BUDGET_FLAGS);
         const sessions = await openSessions(opts, io);
         try {
           sessions.notifyChannels(opts.notify ?? []);
@@ -186,6 +226,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
           const timeoutMs = durationOf("--turn-timeout", opts.turnTimeout);
           const silenceTimeoutMs = durationOf("--silence-timeout", opts.silenceTimeout);
           if (timeoutMs || silenceTimeoutMs) s = await sessions.records.update(s.id, { driver: { ...s.driver, ...(timeoutMs ? { timeoutMs } : {}), ...(silenceTimeoutMs ? { silenceTimeoutMs } : {}) } });
+          if (Object.keys(budgets).length > 0) s = await sessions.records.update(s.id, budgets);
           return await runOrDetach(sessions, s, opts, io);
         } finally {
           await sessions.close();

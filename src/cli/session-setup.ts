@@ -5,7 +5,9 @@
  */
 import { runChecks } from "../../adapters/agents/cli/checks.js";
 import { dirname, resolve } from "node:path";
-import { createDriver } from "../../adapters/agents/create-driver.js";
+import { availablePresets, createDriver } from "../../adapters/agents/create-driver.js";
+import { AgentsConfigError } from "../../adapters/agents/cli/preset-config.js";
+import { findOnPath } from "../../adapters/agents/cli/probe.js";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { MemoryAgentProcesses } from "../../adapters/memory/agent-processes.js";
@@ -166,8 +168,37 @@ async function checkSession(draft: SessionDraft, profile: SessionProfile, storeA
   try {
     driverFor({ ...draft, context_strategy: "none" } as SessionRecord, profile, storeArg, io, false);
   } catch (e) {
-    throw new SessionInputError(draft.driver.name === "scripted" ? "script" : "driver", (e as Error).message);
+    // A bad presets file is named by the variable that points at it, not by --driver.
+    const field = e instanceof AgentsConfigError ? "PULSE_AGENTS_CONFIG" : draft.driver.name === "scripted" ? "script" : "driver";
+    throw new SessionInputError(field, (e as Error).message);
   }
+  const missing = missingCli(draft.driver.name, io.env);
+  if (missing) throw new SessionInputError("driver", missing);
+}
+
+/** How to install the built-in presets' CLIs, for the refusal of a session whose agent is not installed. */
+const INSTALL: Record<string, string> = {
+  claude: "npm i -g @anthropic-ai/claude-code",
+  codex: "npm i -g @openai/codex",
+  gemini: "npm i -g @google/gemini-cli",
+  qwen: "npm i -g @qwen-code/qwen-code",
+  opencode: "npm i -g opencode-ai",
+  goose: "see https://block.github.io/goose/docs/getting-started/installation",
+  aider: "python -m pip install aider-install && aider-install",
+};
+
+/**
+ * A CLI preset whose command is not on PATH: found before the session is recorded, so a missing
+ * agent never burns turns on ENOENT (each one "Continuing...", then "no progress").
+ */
+export function missingCli(driver: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (driver === "scripted" || driver === "openai") return undefined;
+  const configured = availablePresets(undefined, env)[driver];
+  if (!configured) return undefined;
+  const command = configured.preset.command;
+  if (findOnPath(command, env.PATH)) return undefined;
+  const how = INSTALL[driver];
+  return `${command} is not installed (not on PATH): ${how ? `install it (${how})` : "install it"} or choose --driver (pulse drivers lists them)`;
 }
 
 /**

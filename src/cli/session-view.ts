@@ -48,6 +48,8 @@ export function viewLine(e: SessionEvent): string | undefined {
       return [iterationLine(e.iteration, 0).replace(/^#(\d+)\/0/, `#$1`), ...e.warnings.map((w) => `    warning: ${w}`)].join("\n");
     case "verify.baseline":
       return e.checks.map((c) => `  baseline \`${c.command}\`: ${c.exit === 0 ? "passes" : `exit ${c.exit}, ${c.failures.length} failure(s) already (a COMPLETE is judged by new ones only)`}`).join("\n");
+    case "session.waiting":
+      return `  ${e.message}`;
     case "session.finished":
       return sessionSummary(e.session);
   }

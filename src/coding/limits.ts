@@ -26,6 +26,8 @@ export interface Limits {
   permissionDenialLimit: number;
   /** How long an open breaker stays open before one more try (half-open). Default 30 min. */
   cooldownMs: number;
+  /** The longest rate-limit wait sat out; a longer one pauses the session with the reset time instead. Default 30 min. */
+  maxRateLimitWaitMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -35,6 +37,7 @@ export const DEFAULT_LIMITS: Limits = {
   sameErrorLimit: 5,
   permissionDenialLimit: 2,
   cooldownMs: 30 * 60_000,
+  maxRateLimitWaitMs: 30 * 60_000,
 };
 
 export class LimitsError extends Error {
@@ -56,7 +59,7 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
     const v = limits[key] as number;
     if (!Number.isInteger(v) || v < 0) throw new LimitsError(key, `must be a whole number ≥ 0, got ${JSON.stringify(v)}`);
   }
-  for (const key of ["maxWallMs", "maxTokens", "maxCostUsd", "cooldownMs"] as const) {
+  for (const key of ["maxWallMs", "maxTokens", "maxCostUsd", "cooldownMs", "maxRateLimitWaitMs"] as const) {
     const v = limits[key];
     if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v <= 0)) throw new LimitsError(key, `must be a number > 0, got ${JSON.stringify(v)}`);
   }

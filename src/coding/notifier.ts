@@ -9,7 +9,7 @@ import { PermanentDeliveryError, post } from "./notify/http.js";
 
 export { PermanentDeliveryError };
 
-export type NotificationKind = "iteration" | "complete" | "blocked" | "failed" | "info";
+export type NotificationKind = "iteration" | "complete" | "blocked" | "failed" | "info" | "waiting";
 
 export interface Notification {
   kind: NotificationKind;
@@ -157,7 +157,7 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
 }
 
-const ICONS: Record<NotificationKind, string> = { iteration: "📍", complete: "✅", blocked: "⏸️", failed: "❌", info: "ℹ️" };
+const ICONS: Record<NotificationKind, string> = { iteration: "📍", complete: "✅", blocked: "⏸️", failed: "❌", info: "ℹ️", waiting: "⏳" };
 
 /** A notification as a chat message: its icon, its line, and the session it is about. */
 export function textOf(n: Notification): string {

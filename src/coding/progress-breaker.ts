@@ -27,6 +27,8 @@ export interface GuardState {
 export interface Stop {
   reason: StopReason;
   message: string;
+  /** Set when a budget (cost, tokens, wall time) stopped it: a session pauses then, to be resumed with a raised cap. */
+  cap?: "cost" | "tokens" | "wall";
 }
 
 export type Verdict = { action: "continue" } | { action: "wait"; ms: number; message: string } | ({ action: "stop" } & Stop);
@@ -51,10 +53,13 @@ export class LoopGuard {
   readonly limits: Limits;
   private s: GuardState;
 
-  /** `restored.iterations`: those a resumed loop ran before, counted against maxIterations. */
-  constructor(limits: Partial<Limits> = {}, private readonly now: () => number = Date.now, restored?: Partial<Pick<GuardState, "breaker" | "openedAt" | "openReason" | "iterations">>) {
+  /**
+   * `restored.iterations`: those a resumed loop ran before, counted against maxIterations; its
+   * tokens, cost and `elapsedMs` (wall time of earlier runs) count against the budgets.
+   */
+  constructor(limits: Partial<Limits> = {}, private readonly now: () => number = Date.now, restored?: Partial<Pick<GuardState, "breaker" | "openedAt" | "openReason" | "iterations" | "tokens" | "costUsd">> & { elapsedMs?: number }) {
     this.limits = resolveLimits(limits);
-    this.s = { breaker: restored?.breaker ?? "CLOSED", iterations: restored?.iterations ?? 0, tokens: 0, costUsd: 0, startedAt: now(), consecutiveFailures: 0, noProgress: 0, sameError: 0, permissionDenials: 0 };
+    this.s = { breaker: restored?.breaker ?? "CLOSED", iterations: restored?.iterations ?? 0, tokens: restored?.tokens ?? 0, costUsd: restored?.costUsd ?? 0, startedAt: now() - (restored?.elapsedMs ?? 0), consecutiveFailures: 0, noProgress: 0, sameError: 0, permissionDenials: 0 };
     if (restored?.openedAt !== undefined) this.s.openedAt = restored.openedAt;
     if (restored?.openReason !== undefined) this.s.openReason = restored.openReason;
   }
@@ -73,9 +78,9 @@ export class LoopGuard {
       s.breaker = "HALF_OPEN";
     }
     if (l.maxIterations > 0 && s.iterations >= l.maxIterations) return { action: "stop", reason: "max_iterations", message: `reached the limit of ${l.maxIterations} iterations` };
-    if (l.maxWallMs !== undefined && this.now() - s.startedAt >= l.maxWallMs) return { action: "stop", reason: "timeout", message: `the loop ran for its ${Math.round(l.maxWallMs / 1000)} s wall-time limit` };
-    if (l.maxCostUsd !== undefined && s.costUsd >= l.maxCostUsd) return { action: "stop", reason: "budget_exhausted", message: `spent $${s.costUsd.toFixed(4)} of the $${l.maxCostUsd} cap${overshoot(s.costUsd, l.maxCostUsd, "$")}` };
-    if (l.maxTokens !== undefined && s.tokens >= l.maxTokens) return { action: "stop", reason: "budget_exhausted", message: `used ${s.tokens} of the ${l.maxTokens} token cap${overshoot(s.tokens, l.maxTokens, "")}` };
+    if (l.maxWallMs !== undefined && this.now() - s.startedAt >= l.maxWallMs) return { action: "stop", reason: "timeout", cap: "wall", message: `ran ${seconds(this.now() - s.startedAt)} of the ${seconds(l.maxWallMs)} wall-time cap` };
+    if (l.maxCostUsd !== undefined && s.costUsd >= l.maxCostUsd) return { action: "stop", reason: "budget_exhausted", cap: "cost", message: `spent $${s.costUsd.toFixed(4)} of the $${l.maxCostUsd} cap${overshoot(s.costUsd, l.maxCostUsd, "$")}` };
+    if (l.maxTokens !== undefined && s.tokens >= l.maxTokens) return { action: "stop", reason: "budget_exhausted", cap: "tokens", message: `used ${s.tokens} of the ${l.maxTokens} token cap${overshoot(s.tokens, l.maxTokens, "")}` };
     return { action: "continue" };
   }
 
@@ -106,7 +111,9 @@ export class LoopGuard {
     if (!failed && r.signal === "COMPLETE") return this.close({ action: "stop", reason: "completed", message: r.signalReason ?? "the agent signalled COMPLETE" });
     if (!failed && r.signal === "BLOCKED") return { action: "stop", reason: "blocked", message: r.signalReason ?? "the agent signalled BLOCKED" };
 
-    s.noProgress = r.progress ? 0 : s.noProgress + 1;
+    // "Changed nothing" is said only of turns where the agent ran: a failed call is counted as a failure, not as no progress.
+    if (r.progress) s.noProgress = 0;
+    else if (!failed) s.noProgress++;
     if (r.progress && s.breaker === "HALF_OPEN") s.breaker = "CLOSED";
     if (s.noProgress >= l.noProgressLimit && l.noProgressLimit > 0) return this.open("no_progress", `${s.noProgress} iterations in a row changed nothing in git`);
     if (s.sameError >= l.sameErrorLimit && l.sameErrorLimit > 0) return this.open("circuit_open", `the same error ${s.sameError} times in a row: ${r.error ?? r.status}`);
@@ -130,6 +137,12 @@ export class LoopGuard {
     delete this.s.openReason;
     return v;
   }
+}
+
+function seconds(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = Math.round(ms / 1000);
+  return s >= 3600 ? `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min` : s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
 
 function overshoot(spent: number, cap: number, unit: string): string {

@@ -24,6 +24,13 @@ async function answer(fn: () => Promise<unknown>): Promise<ToolResult> {
 
 const id = { sessionId: z.string().min(4).describe("the session id (or a unique prefix of at least 4 characters)") };
 
+/** Budgets that pause a session when reached (checked by the session service, naming the field). */
+const BUDGETS = {
+  maxCost: z.union([z.number(), z.string()]).optional().describe("US dollars (across resumes) at which the session pauses, e.g. 5"),
+  maxTokens: z.union([z.number(), z.string()]).optional().describe("tokens (across resumes) at which the session pauses"),
+  maxWall: z.union([z.string(), z.number()]).optional().describe("the time its turns may take in all before it pauses, e.g. \"8h\" (or milliseconds)"),
+};
+
 export interface SessionMcpOptions {
   /** With onlySession: leave out pulse_status (the none and prefetch strategies give no history this way). */
   noHistory?: boolean;
@@ -84,13 +91,18 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
         turnTimeout: z.union([z.string(), z.number()]).optional().describe("a turn's wall-clock limit, e.g. \"20m\" (default: the profile's, else the driver's)"),
         silenceTimeout: z.union([z.string(), z.number()]).optional().describe("how long the agent may print nothing before it is stopped, e.g. \"5m\""),
         notify: z.array(z.string()).optional().describe("channels to notify, e.g. [\"telegram:123456789\", \"slack:https://hooks.slack.com/…\"]: only the kinds the server's profile allows (notify.allowFromRequests)"),
+        ...BUDGETS,
       },
     },
     (args) => answer(() => api.start(args, "mcp")),
   );
   server.registerTool("pulse_status", { description: "A session's status and the evidence of each iteration (signal, commit, files, tokens).", inputSchema: id }, ({ sessionId }) => answer(() => api.status(sessionId)));
   server.registerTool("pulse_pause", { description: "Pause a session after its current iteration.", inputSchema: id }, ({ sessionId }) => answer(() => api.pause(sessionId)));
-  server.registerTool("pulse_resume", { description: "Resume a paused, blocked or failed session.", inputSchema: id }, ({ sessionId }) => answer(() => api.resume(sessionId)));
+  server.registerTool(
+    "pulse_resume",
+    { description: "Resume a paused, blocked or failed session; maxCost, maxTokens, maxWall raise the budget that paused it.", inputSchema: { ...id, ...BUDGETS } },
+    ({ sessionId, ...budgets }) => answer(() => api.resume(sessionId, budgets)),
+  );
   server.registerTool("pulse_abort", { description: "Abort a session now: the agent is stopped and unfinished work kept in a recovery commit.", inputSchema: id }, ({ sessionId }) => answer(() => api.abort(sessionId)));
   server.registerTool(
     "pulse_list",

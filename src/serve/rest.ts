@@ -102,6 +102,7 @@ export function errorBody(e: unknown): { status: number; body: { error: { code: 
 }
 
 const ACTIONS = new Set(["pause", "resume", "abort"]);
+const RESUME_FIELDS = new Set(["maxCost", "maxTokens", "maxWall"]);
 
 /** Handles /api/pulse…; returns false for other paths. */
 export async function handleRest(api: SessionApi, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
@@ -132,10 +133,14 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
     } else if (parts.length === 4 && ACTIONS.has(parts[3]!)) {
       allow("POST");
       const body = await readJson(req);
-      if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).length > 0) throw new HttpError(400, "BAD_REQUEST", `${parts[3]} takes no body (or {}), got ${JSON.stringify(body).slice(0, 80)}`);
-      const id = segment(parts[2]!);
       const action = parts[3] as "pause" | "resume" | "abort";
-      sendJson(res, 200, { session: await api[action](id) });
+      // A resume may raise the session's budgets; pause and abort take nothing.
+      const allowed = action === "resume" ? RESUME_FIELDS : new Set<string>();
+      if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).some((k) => !allowed.has(k))) {
+        throw new HttpError(400, "BAD_REQUEST", action === "resume" ? `resume takes {} or {maxCost, maxTokens, maxWall}, got ${JSON.stringify(body).slice(0, 80)}` : `${action} takes no body (or {}), got ${JSON.stringify(body).slice(0, 80)}`);
+      }
+      const id = segment(parts[2]!);
+      sendJson(res, 200, { session: action === "resume" ? await api.resume(id, body as Record<string, unknown>) : await api[action](id) });
     } else {
       throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, POST /api/pulse/:id/pause|resume|abort)`);
     }

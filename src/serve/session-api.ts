@@ -14,7 +14,7 @@ import type { SessionRecord } from "../coding/session/records.js";
 import type { Notifier, NotifierChannel } from "../coding/notifier.js";
 import { parseChannelSpec } from "../coding/notify/channels.js";
 import type { SessionRunner } from "../coding/session/runner.js";
-import { startInputOf, SessionInputError, SessionStateError, type SessionDetail, type SessionService } from "../coding/session/service.js";
+import { budgetsOf, startInputOf, SessionInputError, SessionStateError, type SessionDetail, type SessionService } from "../coding/session/service.js";
 import type { CreatedBy } from "../coding/session/records.js";
 import { lockWorktree, WorktreeError, type WorktreeLock } from "../coding/worktree.js";
 import { workdirOf } from "../coding/session/workspace.js";
@@ -139,12 +139,15 @@ export class SessionApi {
     return (await this.service.pause(id)).session;
   }
 
-  async resume(id: string): Promise<SessionRecord> {
+  /** `budgets` (maxCost, maxTokens, maxWall) raise the session's caps before it goes on. */
+  async resume(id: string, budgets: { maxCost?: unknown; maxTokens?: unknown; maxWall?: unknown } = {}): Promise<SessionRecord> {
+    const caps = budgetsOf(budgets);
     await this.settleOrphan(id);
     const { session, live } = await this.service.get(id);
     if (live || this.running.has(session.id)) throw new SessionStateError("NOT_RUNNING", `session ${session.id} is already running`);
     if (session.status === "complete" || session.status === "aborted") throw new SessionStateError("FINISHED", `session ${session.id} is ${session.status}: there is nothing to resume`);
     this.checkCapacity();
+    if (Object.keys(caps).length > 0) await this.service.records.update(session.id, caps);
     const lock = await this.lockRepo(session.repo_path, workdirOf(session), session.id);
     await this.launch(session.id, lock);
     return (await this.service.records.get(session.id))!;

@@ -66,10 +66,10 @@ describe("pulse session (the bin)", () => {
     const { repo, script, pulse } = setup([{ text: "<signal>COMPLETE</signal>" }]);
     const cases: [string[], RegExp][] = [
       [["start", "--driver", "scripted", "--script", script], /required option '--goal <text>' not specified/],
-      [["start", "--goal", "x", "--repo", join(repo, "nope"), "--driver", "scripted", "--script", script], /repo: .*nope: no such directory/],
-      [["start", "--goal", "x", "--driver", "scripted"], /script: the scripted driver needs a script/],
-      [["start", "--goal", "x", "--driver", "scripted", "--script", script, "--max-iterations", "0"], /maxIterations: must be a whole number from 1 to 1000, got "0"/],
-      [["start", "--goal", "x", "--driver", "scripted", "--script", script, "--context", "rag"], /contextStrategy: must be one of none, prefetch, mcp, hybrid/],
+      [["start", "--goal", "x", "--repo", join(repo, "nope"), "--driver", "scripted", "--script", script], /--repo: .*nope: no such directory/],
+      [["start", "--goal", "x", "--driver", "scripted"], /--script: the scripted driver needs a script/],
+      [["start", "--goal", "x", "--driver", "scripted", "--script", script, "--max-iterations", "0"], /--max-iterations: must be a whole number from 1 to 1000, got "0"/],
+      [["start", "--goal", "x", "--driver", "scripted", "--script", script, "--context", "rag"], /--context: must be one of none, prefetch, mcp, hybrid/],
       [["list", "--status", "done"], /status: must be one of pending, running/],
     ];
     for (const [args, message] of cases) {

@@ -147,7 +147,7 @@ describe("SqliteSessionRecords in the shared file", () => {
     expect(versions.map((v) => v.component)).toEqual(["sessions", "store"]);
     db.prepare("UPDATE pulse_schema_versions SET version = 99 WHERE component = 'sessions'").run();
     db.close();
-    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 3/);
+    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 4/);
   });
 
   it("refuses a file that is not a database, in one line", () => {
@@ -177,6 +177,10 @@ describeWith(pg, "PostgresSessionRecords in the store's schema", (url) => {
     expect(owners.rows).toEqual([{ tableowner: s.ownerRole }]);
     const r = await PostgresSessionRecords.open(s.appUrl);
     await r.create(session("dddd1111-0000-4000-8000-000000000001"));
+    // The budgets columns, as in SQLite: numbers back (bigint too), null when unset.
+    expect(await r.update("dddd1111-0000-4000-8000-000000000001", { max_cost_usd: 2.5, max_tokens: 3_000_000_000, max_wall_ms: 8 * 3_600_000 })).toMatchObject({ max_cost_usd: 2.5, max_tokens: 3_000_000_000, max_wall_ms: 8 * 3_600_000 });
+    expect(await r.create(session("dddd1111-0000-4000-8000-000000000002"))).toMatchObject({ max_cost_usd: null, max_tokens: null });
+    expect(await r.get("dddd1111-0000-4000-8000-000000000002")).toMatchObject({ max_cost_usd: null, max_tokens: null, max_wall_ms: null });
     await r.close();
     await s.admin(`UPDATE "${s.schema}".meta SET value = '99' WHERE key = 'session_schema_version'`);
     await expect(PostgresSessionRecords.open(s.appUrl)).rejects.toThrow(new RegExp(`session schema version 99\\); this pulse reads session schema versions up to ${SESSION_SCHEMA_VERSION}`));

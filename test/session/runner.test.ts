@@ -155,7 +155,8 @@ describe("a session's iterations", () => {
     const id = await newSession(h.records, dir);
     expect(await h.runner.run(id)).toMatchObject({ status: "complete", current_iteration: 2 });
     const its = await h.records.iterations(id);
-    expect(its[0]).toMatchObject({ status: "timeout", signal: "BLOCKED", signal_source: "default" });
+    // The agent never spoke: no signal (not BLOCKED by default, which would say it needs a person).
+    expect(its[0]).toMatchObject({ status: "timeout", signal: null, signal_source: null });
     expect(its[0]!.error).toBeTruthy();
     await h.notifier.flush();
     expect(h.notes[0]!.message).toMatch(/^Iteration 1\/10: the agent's call ended timeout/);

@@ -87,6 +87,32 @@ describe("pulse serve: REST", () => {
     }
   }, 30_000);
 
+  it("pauses a session at its maxCost, and a resume with a raised maxCost continues it", async () => {
+    const costly = join(repo, ".git", "costly.json");
+    writeFileSync(costly, JSON.stringify({ steps: [{ match: { iteration: 1 }, files: { "b.js": "1\n" }, commit: "feat: b", text: "<signal>CONTINUE</signal>", costUsd: 0.02 }, { match: { iteration: 2 }, text: "<signal>COMPLETE</signal>" }] }));
+    const started = await call("POST", "/api/pulse/start", { goal: "Write b.js", repo, driver: "scripted", script: costly, maxCost: 0.01 });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const id = started.body.session.id;
+    const paused = await until(async () => {
+      const r = await call("GET", `/api/pulse/${id}`);
+      return r.body.session.status === "paused" ? r.body.session : undefined;
+    });
+    expect(paused).toMatchObject({ current_iteration: 1, max_cost_usd: 0.01, stop_reason: "budget_exhausted" });
+    expect(paused.status_reason).toMatch(/^budget: spent \$0\.0200 of the \$0\.01 cap/);
+    const bad = await call("POST", `/api/pulse/${id}/resume`, { maxCost: "lots" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/^maxCost: must be an amount of US dollars/);
+    expect((await call("POST", `/api/pulse/${id}/resume`, { colour: 1 })).status).toBe(400);
+    expect((await call("POST", `/api/pulse/${id}/pause`, { maxCost: 1 })).status).toBe(400);
+    const resumed = await call("POST", `/api/pulse/${id}/resume`, { maxCost: 1 });
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    const done = await until(async () => {
+      const r = await call("GET", `/api/pulse/${id}`);
+      return r.body.session.status === "complete" ? r.body.session : undefined;
+    });
+    expect(done).toMatchObject({ current_iteration: 2, max_cost_usd: 1 });
+  }, 30_000);
+
   it("refuses bad requests with a 400 that says what is wrong, and takes the near miss", async () => {
     const bad: [unknown, RegExp][] = [
       [{}, /^goal: is required$/],
@@ -164,6 +190,34 @@ describe("the MCP tools", () => {
       expect((bad.content as { text: string }[])[0]!.text).toMatch(/already complete/);
       const list = await client.callTool({ name: "pulse_list", arguments: { status: "complete" } });
       expect(JSON.parse((list.content as { text: string }[])[0]!.text).map((s: { id: string }) => s.id)).toContain(id);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it("over /mcp: pulse_start with maxTokens pauses at the budget, pulse_resume with a raised maxTokens continues", async () => {
+    const tokens = join(repo, ".git", "tokens.json");
+    const usage = { inputTokens: 80, outputTokens: 20 };
+    writeFileSync(tokens, JSON.stringify({ steps: [{ match: { iteration: 1 }, files: { "c.js": "1\n" }, commit: "feat: c", text: "<signal>CONTINUE</signal>", usage }, { match: { iteration: 2 }, text: "<signal>COMPLETE</signal>", usage }] }));
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    const text = (r: unknown) => JSON.parse(((r as { content: { text: string }[] }).content)[0]!.text);
+    try {
+      const started = await client.callTool({ name: "pulse_start", arguments: { goal: "tokens", projectPath: repo, driver: "scripted", script: tokens, maxTokens: 100 } });
+      expect(started.isError).toBeFalsy();
+      const id = text(started).id as string;
+      const paused = await until(async () => {
+        const d = text(await client.callTool({ name: "pulse_status", arguments: { sessionId: id } }));
+        return d.session.status === "paused" ? d.session : undefined;
+      });
+      expect(paused.status_reason).toMatch(/^budget: used 100 of the 100 token cap.*--max-tokens N/);
+      const resumed = await client.callTool({ name: "pulse_resume", arguments: { sessionId: id, maxTokens: 1000 } });
+      expect(resumed.isError).toBeFalsy();
+      const done = await until(async () => {
+        const d = text(await client.callTool({ name: "pulse_status", arguments: { sessionId: id } }));
+        return d.session.status === "complete" ? d.session : undefined;
+      });
+      expect(done).toMatchObject({ max_tokens: 1000, total_tokens_used: 200 });
     } finally {
       await client.close();
     }

@@ -296,10 +296,10 @@ describe("an in-place session", () => {
     const pulse = (...args: string[]) => runBin("pulse", ["session", "start", "--goal", "x", "--driver", "scripted", "--script", script, "--store", store, ...args], { cwd: dir, env: { HOME: dir } });
     const refused = pulse("--in-place");
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/^pulse session: inPlace: .* has uncommitted or untracked files \(scratch\.txt\); .*--allow-dirty.*\n$/);
+    expect(refused.stderr).toMatch(/^pulse session: --in-place: .* has uncommitted or untracked files \(scratch\.txt\); .*--allow-dirty.*\n$/);
     const bad = pulse("--base", "nope");
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^pulse session: base: "nope" is no commit of .*\n$/);
+    expect(bad.stderr).toMatch(/^pulse session: --base: "nope" is no commit of .*\n$/);
     const ok = pulse("--in-place", "--allow-dirty");
     expect(ok.code, ok.stderr).toBe(0);
   }, 30_000);

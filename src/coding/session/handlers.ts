@@ -162,11 +162,10 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       });
       const sliceIds = [...new Set([...(anchor.turn ? [anchor.turn.id] : []), ...prefetched.map((e) => turnId(e.iteration))])].filter((id) => turns.some((t) => t.id === id));
       const slice = sliceIds.length > 0 ? `slice_${createHash("sha256").update(sliceIds.join(",")).digest("hex").slice(0, 12)}` : null;
-      const record = await run.records.addIteration({
-        id: randomUUID(),
-        session_id: s.id,
-        iteration_number: iteration,
-        inbox_task_id: randomUUID(),
+      // A rate-limited attempt of this number is retried in its own row (iteration numbers stay unique).
+      const retried = (await run.records.iterations(s.id)).find((i) => i.iteration_number === iteration && i.status === "rate_limited");
+      const fresh = { inbox_task_id: randomUUID(), error: null, finished_at: null, started_at: new Date().toISOString(), tokens_used: 0, cost_usd: 0, output_summary: null, output_full: null };
+      const fields = {
         task_content: prompt,
         status: "pending",
         anchor_turn_id: anchor.turnId,
@@ -176,7 +175,8 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         anchor_depth: anchor.depth,
         context_tokens: estimateTokens(prompt),
         slice_id: slice,
-      });
+      } as const;
+      const record = retried ? await run.records.updateIteration(retried.id, { ...fresh, ...fields }) : await run.records.addIteration({ id: randomUUID(), session_id: s.id, iteration_number: iteration, ...fresh, ...fields });
       run.session = await run.records.update(s.id, { current_iteration: iteration });
       run.emit({ type: "iteration.started", session_id: s.id, iteration, max: s.max_iterations, anchor });
       return { session_id: s.id, iteration, iteration_id: record.id, slice_ids: sliceIds, anchor_depth: anchor.depth, prompt, query: s.goal, node_ids: sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice };
@@ -259,18 +259,22 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const { result, evidence, signal } = x;
       const s = run.session;
       const entry = await run.ledger.record({ loopId: SESSION_LOOP_ID, sessionId: s.id, iteration: x.iteration, driver: run.driver.name, ...(result.model ? { model: result.model } : {}), ...(result.usage ? { usage: result.usage } : {}), ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) }, phaseAuditSink(ctx));
+      // A turn the agent did not finish (failed, timed out, aborted, rate limited) has no signal: the
+      // resolver's BLOCKED default would claim the agent asked for a person when it never spoke.
+      const said = result.status === "ok" ? signal : null;
+      const limited = result.status === "rate_limited";
       // A COMPLETE the checks refuse is rejected (the next turn is told why), until the agent has been
       // refused maxRejections times: then a COMPLETE ends the session blocked with what is unresolved.
-      const refused = signal.signal === "COMPLETE" && x.gate !== null && !x.gate.passed;
+      const refused = said?.signal === "COMPLETE" && x.gate !== null && !x.gate.passed;
       const rejections = refused ? (await run.records.iterations(s.id)).filter((i) => i.status === "rejected").length : 0;
       const escape = refused && rejections >= run.profile.verify.maxRejections;
-      const status: IterationStatus = refused && !escape ? "rejected" : result.status === "ok" ? "complete" : result.status === "timeout" ? "timeout" : "failed";
+      const status: IterationStatus = refused && !escape ? "rejected" : result.status === "ok" ? "complete" : result.status === "timeout" ? "timeout" : limited ? "rate_limited" : "failed";
       const commit = evidence.commits.length > 0 ? evidence.headSha : null;
       const record = await run.records.updateIteration(x.iteration_id, {
         status,
-        signal: signal.signal,
-        signal_source: signal.source,
-        signal_reason: signal.reason ?? null,
+        signal: said?.signal ?? null,
+        signal_source: said?.source ?? null,
+        signal_reason: said?.reason ?? null,
         output_summary: x.summary,
         output_full: result.transcript || result.text,
         commit_hash: commit,
@@ -285,8 +289,8 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const unresolved = escape ? `completed with unresolved issues (the checks still fail after ${rejections} rejected COMPLETEs): ${x.unresolved ?? describeVerdict(x.gate!).replace(/\n\s*/g, "; ")}` : undefined;
       const decision = run.guard.afterIteration({
         status: result.status,
-        signal: escape ? "BLOCKED" : refused ? "CONTINUE" : signal.signal,
-        ...(unresolved ? { signalReason: unresolved } : signal.reason ? { signalReason: signal.reason } : {}),
+        ...(said ? { signal: escape ? "BLOCKED" : refused ? "CONTINUE" : said.signal } : {}),
+        ...(unresolved ? { signalReason: unresolved } : said?.reason ? { signalReason: said.reason } : {}),
         progress: evidence.progress,
         tokens: entry.tokens,
         costUsd: entry.costUsd,
@@ -295,8 +299,9 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
       });
       run.session = await run.records.update(s.id, {
-        last_signal: signal.signal,
-        progress_log: [...s.progress_log, { iteration: x.iteration, signal: signal.signal, summary: x.summary, commit }],
+        // The agent's last real signal stays; a rate-limited turn is no turn (its number is reused).
+        last_signal: said?.signal ?? s.last_signal,
+        progress_log: limited ? s.progress_log : [...s.progress_log, { iteration: x.iteration, signal: said?.signal ?? "NONE", summary: x.summary, commit }],
         total_commits: s.total_commits + evidence.commits.length,
         total_tokens_used: s.total_tokens_used + entry.tokens,
         total_cost_usd: s.total_cost_usd + entry.costUsd,
@@ -315,7 +320,9 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         run.priorStored = true;
       }
       const r = b.record;
-      const turn: Turn = { id: turnId(b.iteration), iteration: b.iteration, summary: r.output_summary ?? "", signal: r.signal ?? "BLOCKED", commit: r.commit_hash, files: r.files_changed, depth: b.anchor_depth };
+      // A rate-limited attempt is no turn: the retry under the same number is the one remembered.
+      if (r.status === "rate_limited") return { ...b, action_id: `agent_${r.id}`, status: "failure", causal_parent_ids: b.slice_ids };
+      const turn: Turn = { id: turnId(b.iteration), iteration: b.iteration, summary: r.output_summary ?? "", signal: r.signal ?? "NONE", commit: r.commit_hash, files: r.files_changed, depth: b.anchor_depth };
       await memory.store_node({ node: { id: turn.id, type: "turn", content: { ...turn }, causal_parent_ids: b.slice_ids } });
       const status: Learned["status"] = r.status === "complete" ? (b.progress || r.signal === "COMPLETE" ? "success" : "partial") : r.status === "timeout" ? "timeout" : "failure";
       // The turns this iteration was anchored on gain or lose confidence by how it went.

@@ -16,8 +16,8 @@ import type { StopReason } from "../limits.js";
 export type SessionStatus = "pending" | "running" | "complete" | "blocked" | "failed" | "aborted" | "paused" | "interrupted";
 export const SESSION_STATUSES: readonly SessionStatus[] = ["pending", "running", "complete", "blocked", "failed", "aborted", "paused", "interrupted"];
 
-export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "rejected" | "failed" | "timeout";
-export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "rejected", "failed", "timeout"];
+export type IterationStatus = "pending" | "dispatched" | "running" | "complete" | "rejected" | "failed" | "timeout" | "rate_limited";
+export const ITERATION_STATUSES: readonly IterationStatus[] = ["pending", "dispatched", "running", "complete", "rejected", "failed", "timeout", "rate_limited"];
 
 export type AnchorStrategy = "chained" | "explicit" | "semantic" | "temporal" | "none";
 export type ContextStrategy = "none" | "prefetch" | "mcp" | "hybrid";
@@ -30,7 +30,8 @@ export type CreatedBy = "cli" | "api" | "mcp" | "telegram" | "sms";
 
 export interface ProgressEntry {
   iteration: number;
-  signal: Signal;
+  /** NONE: the turn failed, timed out or was aborted, so the agent said nothing of its work. */
+  signal: Signal | "NONE";
   summary: string;
   commit: string | null;
 }
@@ -70,6 +71,11 @@ export interface SessionRecord {
   base_sha: string | null;
   /** The checks pulse runs itself (--verify), and their baseline once taken; null: none. */
   verify: VerifyConfig | null;
+  /** Budgets: reaching one pauses the session after the turn (null: the profile's limit, if any). Spend counts across resumes. */
+  max_cost_usd: number | null;
+  max_tokens: number | null;
+  /** The time its turns may take in all, across resumes (from the iterations' records). */
+  max_wall_ms: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -125,7 +131,7 @@ export interface IterationRecord {
 }
 
 export type NewSession = Pick<SessionRecord, "id" | "project_name" | "goal" | "max_iterations" | "repo_path" | "driver" | "context_strategy" | "created_by"> &
-  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha" | "verify">>;
+  Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha" | "verify" | "max_cost_usd" | "max_tokens" | "max_wall_ms">>;
 
 export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at" | "updated_at">>;
 export type IterationPatch = Partial<Omit<IterationRecord, "id" | "session_id" | "iteration_number">>;
@@ -185,6 +191,9 @@ export function newSessionRecord(s: NewSession, now: string): SessionRecord {
     base_ref: s.base_ref ?? null,
     base_sha: s.base_sha ?? null,
     verify: s.verify ?? null,
+    max_cost_usd: s.max_cost_usd ?? null,
+    max_tokens: s.max_tokens ?? null,
+    max_wall_ms: s.max_wall_ms ?? null,
     created_at: now,
     updated_at: now,
   };

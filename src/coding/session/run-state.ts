@@ -20,6 +20,7 @@ export type SessionEvent =
   | { type: "agent"; session_id: string; iteration: number; event: AgentEvent }
   | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[] }
   | { type: "verify.baseline"; session_id: string; checks: CheckBaseline[] }
+  | { type: "session.waiting"; session_id: string; iteration: number; until: string; message: string }
   | { type: "session.finished"; session: SessionRecord };
 
 export interface SessionRun {

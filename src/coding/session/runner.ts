@@ -155,10 +155,15 @@ export class SessionRunner {
         records,
         driver,
         profile: this.o.profile,
-        guard: new LoopGuard({ ...this.o.profile.limits, maxIterations: s.max_iterations }, Date.now, guardRestored(resumedFrom)),
+        guard: new LoopGuard(
+          { ...this.o.profile.limits, maxIterations: s.max_iterations, ...budgetsOf(s) },
+          Date.now,
+          // Spend counts across resumes: what the session's earlier runs used, from its records.
+          { ...guardRestored(resumedFrom), tokens: s.total_tokens_used, costUsd: s.total_cost_usd, elapsedMs: turnTime(previous) },
+        ),
         ledger: new CostLedger(),
         controller: new AbortController(),
-        priorTurns: previous.filter((i) => i.finished_at).map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "BLOCKED", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
+        priorTurns: previous.filter((i) => i.finished_at && i.status !== "rate_limited").map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "NONE", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
         priorStored: false,
         ...(resumedAfter ? { resumedAfter } : {}),
         ...(this.o.processes ? { processes: this.o.processes } : {}),
@@ -241,12 +246,13 @@ export class SessionRunner {
         run.emit({ type: "iteration.finished", session_id: id, iteration: out.record, verdict: v, warnings: out.warnings });
         if (v.action === "stop" && v.reason === "aborted") return await this.finishAborted(run);
         // A signal pauses the session next: "Continuing..." would be untrue.
-        if (run.interrupted === undefined && (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked"))) {
+        if (run.interrupted === undefined && out.record.status !== "rate_limited" && (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked"))) {
           const summary = out.record.status === "complete" ? (out.record.output_summary ?? "") : `the agent's call ended ${out.record.status} (${out.record.error ?? "no reason given"})`;
           this.o.notifier?.notify({ kind: "iteration", message: messages.iteration(number, run.session.max_iterations, summary), loopId: SESSION_LOOP_ID, sessionId: id, iteration: number });
         }
         if (v.action === "wait") {
-          await sleep(v.ms, run.controller.signal);
+          const paused = await this.waitRateLimit(run, number, v.ms, v.message);
+          if (paused) return paused;
           continue;
         }
         if (v.action === "stop") return await this.stop(run, v);
@@ -256,9 +262,43 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * A rate-limited turn is no iteration: its number is taken again by the next turn. The wait is
+   * shown and notified, and sat out in steps so a pause or abort acts at once; a wait longer
+   * than the profile's cap pauses the session with the reset time instead.
+   */
+  private async waitRateLimit(run: SessionRun, number: number, ms: number, why: string): Promise<SessionRecord | undefined> {
+    const { records } = this.o;
+    const id = run.session.id;
+    const until = new Date(Date.now() + ms);
+    const at = `${until.toISOString().slice(11, 16)} UTC`;
+    const cap = run.guard.limits.maxRateLimitWaitMs;
+    run.session = await records.update(id, { current_iteration: number - 1 });
+    if (ms > cap) {
+      const reason = `rate limited until ${at} (${span(ms)}, longer than the ${span(cap)} the profile waits: limits.maxRateLimitWaitMs); resume after then with pulse session resume ${id.slice(0, 8)}`;
+      return this.finish(run, { status: "paused", status_reason: reason, control: null }, { kind: "info", message: `Session paused: ${reason}` });
+    }
+    const line = `rate limited until ${at}, ${span(ms)}: pause or abort to stop`;
+    run.session = await records.update(id, { status_reason: `waiting until ${at}: ${why}` });
+    run.emit({ type: "session.waiting", session_id: id, iteration: number, until: until.toISOString(), message: `⏳ ${line}` });
+    this.o.notifier?.notify({ kind: "waiting", message: line, loopId: SESSION_LOOP_ID, sessionId: id, iteration: number });
+    const end = until.getTime();
+    while (Date.now() < end && !run.controller.signal.aborted && run.interrupted === undefined) {
+      if ((await records.get(id))?.control) break;
+      await sleep(Math.min(run.profile.recordBranch.controlPollMs, end - Date.now()), run.controller.signal);
+    }
+    run.session = await records.update(id, { status_reason: null });
+    return undefined;
+  }
+
   /** The guard (or a failure) stopped the session: complete, blocked, or failed with the limit's reason. */
   private stop(run: SessionRun, stop: Stop): Promise<SessionRecord> {
     const s = run.session;
+    if (stop.cap) {
+      // A budget pauses: nothing is lost or killed for money; a resume with a raised cap goes on.
+      const reason = `budget: ${stop.message}; raise it with pulse session resume ${s.id.slice(0, 8)} ${CAP_FLAGS[stop.cap]}`;
+      return this.finish(run, { status: "paused", stop_reason: stop.reason, status_reason: reason, control: null }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: ${reason}` });
+    }
     if (stop.reason === "completed") {
       return this.finish(run, { status: "complete", stop_reason: "completed", status_reason: stop.message }, { kind: "complete", message: messages.complete(s.current_iteration, s.total_commits) });
     }
@@ -311,6 +351,27 @@ export class SessionRunner {
 export function guardRestored(s: Pick<SessionRecord, "current_iteration" | "stop_reason" | "status_reason" | "status">): { iterations: number; breaker?: "HALF_OPEN"; openReason?: string } {
   const tripped = (s.status === "failed" || s.status === "paused") && (s.stop_reason === "no_progress" || s.stop_reason === "circuit_open");
   return { iterations: s.current_iteration, ...(tripped ? { breaker: "HALF_OPEN" as const, ...(s.status_reason ? { openReason: s.status_reason } : {}) } : {}) };
+}
+
+const CAP_FLAGS = { cost: "--max-cost USD", tokens: "--max-tokens N", wall: "--max-wall DURATION" } as const;
+
+/** The session's own budgets; those it leaves out stay the profile's. */
+function budgetsOf(s: SessionRecord): { maxCostUsd?: number; maxTokens?: number; maxWallMs?: number } {
+  return { ...(s.max_cost_usd !== null ? { maxCostUsd: s.max_cost_usd } : {}), ...(s.max_tokens !== null ? { maxTokens: s.max_tokens } : {}), ...(s.max_wall_ms !== null ? { maxWallMs: s.max_wall_ms } : {}) };
+}
+
+/** The time the session's turns took in earlier runs: what its wall-time cap is counted from on a resume. */
+export function turnTime(iterations: { started_at: string; finished_at: string | null }[]): number {
+  let ms = 0;
+  for (const i of iterations) if (i.finished_at) ms += Math.max(0, Date.parse(i.finished_at) - Date.parse(i.started_at));
+  return ms;
+}
+
+/** A wait as people say it: 45 s, 12 min, 1 h 55 min. */
+function span(ms: number): string {
+  if (ms < 60_000) return `${Math.ceil(ms / 1000)} s`;
+  const min = Math.ceil(ms / 60_000);
+  return min < 60 ? `${min} min` : `${Math.floor(min / 60)} h${min % 60 ? ` ${min % 60} min` : ""}`;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -60,9 +60,13 @@ export interface StartInput {
   verifyEach?: boolean;
   /** Channels to notify (`telegram:CHAT_ID`, …): checked by the server against its profile. */
   notify?: unknown;
+  /** Budgets that pause the session when reached: dollars, tokens, a duration (`8h`). */
+  maxCost?: unknown;
+  maxTokens?: unknown;
+  maxWall?: unknown;
 }
 
-const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout", "notify"]);
+const START_FIELDS = new Set(["goal", "repo", "projectPath", "projectName", "maxIterations", "branch", "base", "inPlace", "allowDirty", "anchor", "driver", "script", "model", "contextStrategy", "turnTimeout", "silenceTimeout", "notify", "maxCost", "maxTokens", "maxWall"]);
 
 /** Checks a JSON body of a start request (REST, MCP); `projectPath` is the seed's name for `repo`. */
 export function startInputOf(body: unknown): StartInput {
@@ -84,6 +88,36 @@ export function durationOf(field: string, v: unknown): number | undefined {
   }
   if (ms === undefined || !Number.isInteger(ms) || ms < 1000 || ms > 86_400_000) throw new SessionInputError(field, `must be a duration from 1s to 24h (e.g. 20m, 90s), got ${JSON.stringify(v)}`);
   return ms;
+}
+
+/**
+ * A session's budgets, from a start or resume request (strings from flags, numbers from JSON):
+ * the fields given, as record columns. `field` names them as the caller spells them.
+ */
+export function budgetsOf(input: { maxCost?: unknown; maxTokens?: unknown; maxWall?: unknown }, names: { maxCost: string; maxTokens: string; maxWall: string } = { maxCost: "maxCost", maxTokens: "maxTokens", maxWall: "maxWall" }): { max_cost_usd?: number; max_tokens?: number; max_wall_ms?: number } {
+  const out: { max_cost_usd?: number; max_tokens?: number; max_wall_ms?: number } = {};
+  const num = (v: unknown) => (typeof v === "string" && /^\s*\$?\d+(\.\d+)?\s*$/.test(v) ? Number(v.trim().replace(/^\$/, "")) : v);
+  if (input.maxCost !== undefined && input.maxCost !== null) {
+    const v = num(input.maxCost);
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > 1_000_000) throw new SessionInputError(names.maxCost, `must be an amount of US dollars above 0, e.g. 5 or 0.50, got ${JSON.stringify(input.maxCost)}`);
+    out.max_cost_usd = v;
+  }
+  if (input.maxTokens !== undefined && input.maxTokens !== null) {
+    const v = num(input.maxTokens);
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) throw new SessionInputError(names.maxTokens, `must be a whole number of tokens above 0, e.g. 2000000, got ${JSON.stringify(input.maxTokens)}`);
+    out.max_tokens = v;
+  }
+  if (input.maxWall !== undefined && input.maxWall !== null) {
+    let ms: number | undefined;
+    if (typeof input.maxWall === "number") ms = input.maxWall;
+    else if (typeof input.maxWall === "string") {
+      const d = parseDuration(input.maxWall.trim());
+      ms = d.ok ? d.value : undefined;
+    }
+    if (ms === undefined || !Number.isInteger(ms) || ms < 1000 || ms > 30 * 86_400_000) throw new SessionInputError(names.maxWall, `must be a duration from 1s to 30d (e.g. 8h, 90m), got ${JSON.stringify(input.maxWall)}`);
+    out.max_wall_ms = ms;
+  }
+  return out;
 }
 
 /** A `running` record whose runner process is gone, shown as what it is: `interrupted`, with how to go on. */
@@ -165,6 +199,7 @@ export class SessionService {
     const model = textOf("model", input.model);
     const timeoutMs = durationOf("turnTimeout", input.turnTimeout);
     const silenceTimeoutMs = durationOf("silenceTimeout", input.silenceTimeout);
+    const budgets = budgetsOf(input);
     const branch = textOf("branch", input.branch);
     const anchor = textOf("anchor", input.anchor);
     const flag = (field: string, v: unknown): boolean => {
@@ -201,6 +236,7 @@ export class SessionService {
       context_strategy: strategy as ContextStrategy,
       created_by: createdBy,
       ...workspace,
+      ...budgets,
       ...(anchor ? { anchor_turn_id: anchor } : {}),
       ...verifyOf(input, this.defaults.verify),
     };
