@@ -114,6 +114,19 @@ describe("pulse session (the bin)", () => {
     expect(logs.stdout).toMatch(/complete after 2 iterations: 1 commit/);
   }, 30_000);
 
+  it("aborts a detached session at once, even before its runner has started it", async () => {
+    const { script, pulse } = setup([{ outcome: "hang" }]);
+    const started = pulse("start", "--goal", "never mind", "--driver", "scripted", "--script", script, "--detach");
+    expect(started.code, started.stderr).toBe(0);
+    const id = /session ([0-9a-f-]{36}) started in the background/.exec(started.stdout)![1]!;
+    expect(pulse("abort", id, "--no-wait").code).toBe(0);
+    const s = await until(() => {
+      const x = json(pulse("status", id, "--json")).session;
+      return x.status === "aborted" ? x : undefined;
+    });
+    expect(s).toMatchObject({ status: "aborted", runner_pid: null });
+  }, 30_000);
+
   it("survives a SIGKILL of its runner mid-iteration: resume marks the iteration interrupted, keeps its work and goes on", async () => {
     const { repo, script, pulse } = setup([
       { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },

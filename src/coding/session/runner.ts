@@ -148,7 +148,10 @@ export class SessionRunner {
       if (opened) recovered = recovered ? `${opened}; ${recovered}` : opened;
       const resumedFrom = s;
       const resumedAfter = resumed && (s.status === "blocked" || s.status === "failed" || s.status === "paused") ? (s.status_reason ?? s.status) : undefined;
-      s = await records.update(id, { status: "running", runner_pid: process.pid, control: null, stop_reason: null, status_reason: null, branch_name: branch });
+      // A stale pause is dropped, but an abort asked for while this runner was starting (a detached
+      // session aborted at once) is kept: the loop acts on it before the first turn.
+      const asked = (await records.get(id))?.control;
+      s = await records.update(id, { status: "running", runner_pid: process.pid, control: asked === "abort" ? "abort" : null, stop_reason: null, status_reason: null, branch_name: branch });
       const previous = await records.iterations(id);
       const run: SessionRun = {
         session: s,
