@@ -87,6 +87,8 @@ function checkInstalled(dir: string): void {
     const r = sh("npx", ["--offline", bin, "--version"], dir);
     expect(r.stdout.trim(), `${bin}: ${r.out}`).toBe(pkg.version);
   }
+  // The README's offline session demo names the scripted driver's example: it ships too.
+  expect(existsSync(join(installed, "examples", "coding", "session.json"))).toBe(true);
   const manifests = join(installed, "manifests");
   expect(sh("npx", ["--offline", "pulse-validate", "--format", "compact", manifests], dir).code).toBe(0);
   expect(sh("npx", ["--offline", "pulse-diagram", join(manifests, "examples", "hello.loop.yaml"), "-f", "dot"], dir).out).toContain("digraph");

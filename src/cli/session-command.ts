@@ -12,6 +12,7 @@ import { SessionRecordsError, type SessionRecord } from "../coding/session/recor
 import { SessionRepoError } from "../coding/session/repo.js";
 import { SessionError } from "../coding/session/runner.js";
 import { budgetsOf, durationOf, SessionInputError, SessionStateError } from "../coding/session/service.js";
+import { lockWorktree, WorktreeError } from "../coding/worktree.js";
 import { cleanText, cleanWorktrees } from "../coding/session/clean.js";
 import { worktreesDir } from "../coding/session/workspace.js";
 import { StoreError } from "../store/contracts.js";
@@ -190,6 +191,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
             .create(
               { goal: opts.goal, repo: opts.repo, driver: opts.driver, script: opts.script, model: opts.model, maxIterations: opts.maxIterations, branch: opts.branch, base: opts.base, inPlace: opts.inPlace, allowDirty: opts.allowDirty, anchor: opts.anchor, contextStrategy: opts.context, projectName: opts.name, turnTimeout: opts.turnTimeout, silenceTimeout: opts.silenceTimeout, verify: opts.verify ?? [], ...(opts.verifyEach ? { verifyEach: true } : {}), maxCost: opts.maxCost, maxTokens: opts.maxTokens, maxWall: opts.maxWall },
               "cli",
+              inPlaceFree,
             )
             .catch((e: unknown) => {
               throw asFlag(e);
@@ -364,6 +366,20 @@ function stopGraceOf(opts: RunOpts): number {
     return parseStopGrace(opts.stopGrace);
   } catch (e) {
     throw new SessionInputError("--stop-grace", (e as Error).message.replace(/^--stop-grace /, ""));
+  }
+}
+
+/**
+ * An in-place session on a repository another session works in is refused before it is recorded
+ * (a usage error naming --repo), not left pending behind a runner that cannot take the lock.
+ */
+async function inPlaceFree(draft: { repo_path: string; worktree_path?: string | null; id: string }): Promise<void> {
+  if (draft.worktree_path) return;
+  try {
+    (await lockWorktree(draft.repo_path, draft.repo_path, `pulse session ${draft.id}`)).release();
+  } catch (e) {
+    if (e instanceof WorktreeError && e.code === "LOCKED") throw new SessionInputError("repo", `another session works in ${draft.repo_path} in place: ${e.message}`);
+    throw e;
   }
 }
 

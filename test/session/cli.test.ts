@@ -114,6 +114,23 @@ describe("pulse session (the bin)", () => {
     expect(logs.stdout).toMatch(/complete after 2 iterations: 1 commit/);
   }, 30_000);
 
+  it("refuses an in-place session on a repository another session works in place (exit 2, no record), and takes one in its own worktree", async () => {
+    const { script, pulse } = setup([{ outcome: "hang" }]);
+    const first = pulse("start", "--goal", "first", "--driver", "scripted", "--script", script, "--in-place", "--detach");
+    expect(first.code, first.stderr).toBe(0);
+    const id = /session ([0-9a-f-]{36}) started in the background/.exec(first.stdout)![1]!;
+    await until(() => (json(pulse("status", id, "--json")).iterations[0]?.status === "running" ? true : undefined));
+    const second = pulse("start", "--goal", "second", "--driver", "scripted", "--script", script, "--in-place");
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/^pulse session: --repo: another session works in .* in place: .*\n$/);
+    expect(json(pulse("list", "--json"))).toHaveLength(1);
+    // Near miss: a session in its own worktree works beside it.
+    const beside = pulse("start", "--goal", "beside", "--driver", "scripted", "--script", script, "--detach");
+    expect(beside.code, beside.stderr).toBe(0);
+    expect(json(pulse("list", "--json"))).toHaveLength(2);
+    for (const s of json(pulse("list", "--json"))) expect(pulse("abort", s.id).code).toBe(0);
+  }, 60_000);
+
   it("aborts a detached session at once, even before its runner has started it", async () => {
     const { script, pulse } = setup([{ outcome: "hang" }]);
     const started = pulse("start", "--goal", "never mind", "--driver", "scripted", "--script", script, "--detach");
