@@ -81,16 +81,20 @@ describe("a store that fails during pulse run", () => {
     const path = join(dir, "pulse.db");
     let holder: ReturnType<typeof openDatabase> | undefined;
     let locked = false;
-    const r = await pulseRun(["--duration", "24s", "--store", `sqlite:${path}`], {}, (line) => {
-      // Once the kickoffs committed, another process takes the write lock for 9 s (the busy timeout is 5 s).
+    const release = () => {
+      if (!holder?.open) return;
+      holder.exec("COMMIT");
+      holder.close();
+    };
+    const r = await pulseRun(["--duration", "30s", "--store", `sqlite:${path}`], {}, (line) => {
+      // An iteration met the lock (beyond the 5 s busy timeout): the other process lets go soon after.
+      if (locked && /STORE_LOCKED/.test(line)) setTimeout(release, 500);
+      // Once the kickoffs committed, another process takes the write lock (at most 20 s).
       if (locked || !/examples\.hello .*#1 \(kickoff\)/.test(line)) return;
       locked = true;
       holder = openDatabase(path);
       holder.exec("BEGIN IMMEDIATE");
-      setTimeout(() => {
-        holder?.exec("COMMIT");
-        holder?.close();
-      }, 9_000);
+      setTimeout(release, 20_000);
     });
     expect(locked).toBe(true);
     expect(r.code, r.stderr + r.stdout).toBe(0);
