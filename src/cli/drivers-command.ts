@@ -63,7 +63,7 @@ export async function runDrivers(opts: DriversCliOptions, io: CliIO): Promise<nu
   const table = [["driver", "command", "installed", "version", "flags"], ...rows.map((r) => [r.preset, r.command, r.path ? "yes" : "no", r.version ?? "-", !r.path ? "-" : !r.helpRead ? "unchecked" : r.missingFlags.length ? `DRIFT (${r.missingFlags.length})` : "ok"])];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) io.stdout(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd() + "\n");
-  io.stdout(`openai    OpenAI-compatible chat completions (--endpoint URL --model NAME); tools run by pulse\nscripted  a script of steps (--script FILE), for tests and demos\n`);
+  io.stdout(`openai    OpenAI-compatible chat completions (OPENAI_BASE_URL and OPENAI_MODEL, or an endpoint in --config); tools run by pulse\nscripted  a script of steps (--script FILE), for tests and demos\n`);
   const warnings = rows.flatMap((r) => r.warnings);
   for (const w of warnings) io.stderr(`warning: ${w}\n`);
   const missing = rows.filter((r) => !r.path).map((r) => r.preset);

@@ -20,6 +20,15 @@ beforeAll(() => {
 afterAll(() => dir.cleanup());
 
 describe("pulse drivers", () => {
+  it("advertises only flags that exist: each --flag it prints is one of pulse session start or pulse drivers", () => {
+    const out = runBin("pulse", ["drivers"], { env: { PATH: "/nonexistent" } }).stdout;
+    const flags = [...new Set(out.match(/--[a-z][a-z-]*/g) ?? [])];
+    expect(flags.length).toBeGreaterThan(0);
+    const known = runBin("pulse", ["session", "start", "--help"]).stdout + runBin("pulse", ["drivers", "--help"]).stdout;
+    for (const f of flags) expect(known, `pulse drivers prints ${f}`).toMatch(new RegExp(`${f}\\b`));
+    expect(out).toMatch(/OPENAI_BASE_URL and OPENAI_MODEL/);
+  });
+
   it("lists every preset with installed, version and flag drift as a warning (exit 0)", () => {
     const r = runBin("pulse", ["drivers"], { env: { PATH: `${bin}:/usr/bin:/bin` } });
     expect(r.code).toBe(0);
