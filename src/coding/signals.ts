@@ -110,11 +110,25 @@ const CONTINUE_PHRASES = /\b(created file|next steps?)\b/gi;
 /** Words before a phrase (in its sentence) that make it not a statement of fact. */
 const HEDGES = /\b(not|n't|never|no|once|when|whenever|until|after|before|if|unless|whether|will|would|should|could|might)\b/i;
 
+/** The sentence of `text` that holds `phrase`, trimmed to 300 characters. */
+export function sentenceWith(text: string, phrase: string): string {
+  const at = text.toLowerCase().indexOf(phrase.toLowerCase());
+  if (at < 0) return phrase;
+  const before = text.slice(0, at);
+  const start = Math.max(before.lastIndexOf("\n"), ...[". ", "! ", "? "].map((p) => { const i = before.lastIndexOf(p); return i < 0 ? -1 : i + 1; })) + 1;
+  const rest = text.slice(at);
+  const ends = [rest.search(/[.!?](\s|$)/), rest.indexOf("\n")].filter((i) => i >= 0);
+  const end = at + (ends.length ? Math.min(...ends) + 1 : rest.length);
+  const sentence = text.slice(start, end).trim();
+  return sentence.length > 300 ? `${sentence.slice(0, 299)}…` : sentence;
+}
+
 function infer(text: string): Omit<ResolvedSignal, "warnings"> | undefined {
   const prose = stripCode(text);
   const hasCode = /^\s{0,3}(`{3,}|~{3,})/m.test(text);
   const blocked = assertedPhrase(prose, BLOCKED_PHRASES, false);
-  if (blocked) return { signal: "BLOCKED", source: "inferred", evidence: blocked, reason: `the agent wrote "${blocked}"` };
+  // A person reads the reason (the blocked notification): the agent's own sentence, not the phrase that matched.
+  if (blocked) return { signal: "BLOCKED", source: "inferred", evidence: blocked, reason: sentenceWith(prose, blocked) };
   const complete = assertedPhrase(prose, COMPLETE_PHRASES, true);
   const cont = assertedPhrase(prose, CONTINUE_PHRASES, false);
   // "Implementation is complete. Next step: tests." is not the end.

@@ -54,3 +54,12 @@ describe("signal resolver: properties", () => {
     expect(stripCode("a `x` b\n```\nc\n```\nd")).toBe("a  b\nd");
   });
 });
+
+describe("an inferred BLOCKED's reason", () => {
+  it("is the agent's own sentence, for the person the notification reaches", () => {
+    const r = resolveSignal({ text: "I updated the parser.\nThe deploy key is missing, so I cannot proceed without it. Tests pass.", allowInference: true });
+    expect(r).toMatchObject({ signal: "BLOCKED", source: "inferred", evidence: "cannot proceed", reason: "The deploy key is missing, so I cannot proceed without it." });
+    // Near miss: a tag's reason is the agent's words as given.
+    expect(resolveSignal({ text: "<signal>BLOCKED: need the API key</signal>" }).reason).toBe("need the API key");
+  });
+});
