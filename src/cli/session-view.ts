@@ -2,6 +2,7 @@
  * How sessions read in a terminal: the live view of a running session (one line per iteration
  * with its signal, commit, files, tokens and cost), `status`, `list` and `logs`.
  */
+import type { LedgerEntry } from "../coding/cost-ledger.js";
 import type { IterationRecord, SessionRecord } from "../coding/session/records.js";
 import type { SessionEvent } from "../coding/session/run-state.js";
 import { reviewLines } from "../coding/session/workspace.js";
@@ -16,6 +17,15 @@ function usd(n: number): string {
 
 function plural(n: number, word: string): string {
   return `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+}
+
+const PRICED: Record<LedgerEntry["costSource"], string> = { driver: "as the agent reported it", price_table: "priced from the model's list price", default_price: "priced at the default rate (model unknown)" };
+
+/** An iteration's receipt: who, tokens by kind, dollars and where the price came from. */
+export function receiptLine(r: LedgerEntry): string {
+  const u = r.usage;
+  const tokens = [`${u.inputTokens.toLocaleString("en-US")} in`, `${u.outputTokens.toLocaleString("en-US")} out`, ...(u.cacheReadTokens ? [`${u.cacheReadTokens.toLocaleString("en-US")} cache read`] : []), ...(u.cacheWriteTokens ? [`${u.cacheWriteTokens.toLocaleString("en-US")} cache write`] : [])];
+  return `    receipt: ${r.model ?? r.driver} · ${tokens.join(" / ")} tokens · $${r.costUsd.toFixed(4)}, ${PRICED[r.costSource]}`;
 }
 
 export function iterationLine(i: IterationRecord, max: number): string {
@@ -45,7 +55,7 @@ export function viewLine(e: SessionEvent): string | undefined {
     case "agent":
       return e.event.type === "tool_call" ? `    → ${e.event.call.name}` : e.event.type === "error" ? `    ! ${e.event.kind}: ${e.event.message}` : undefined;
     case "iteration.finished":
-      return [iterationLine(e.iteration, 0).replace(/^#(\d+)\/0/, `#$1`), ...e.warnings.map((w) => `    warning: ${w}`)].join("\n");
+      return [iterationLine(e.iteration, 0).replace(/^#(\d+)\/0/, `#$1`), ...(e.receipt ? [receiptLine(e.receipt)] : []), ...e.warnings.map((w) => `    warning: ${w}`)].join("\n");
     case "verify.baseline":
       return e.checks.map((c) => `  baseline \`${c.command}\`: ${c.exit === 0 ? "passes" : `exit ${c.exit}, ${c.failures.length} failure(s) already (a COMPLETE is judged by new ones only)`}`).join("\n");
     case "session.waiting":

@@ -39,6 +39,8 @@ describe("pulse session (the bin)", () => {
     expect(r.stdout).toMatch(/^session [0-9a-f-]{36} · "Add greet"/);
     expect(r.stdout).toMatch(/#1 · CONTINUE · commit [0-9a-f]{8} · 1 file · 120 tokens · \$0\.\d{4}\n {4}Created greet\.js\./);
     expect(r.stdout).toContain("complete after 2 iterations: 1 commit");
+    // Every iteration's receipt: who, the tokens by kind, the dollars and where the price came from.
+    expect(r.stdout).toMatch(/\n {4}receipt: scripted · 100 in \/ 20 out tokens · \$0\.\d{4}, priced at the default rate \(model unknown\)\n/);
     expect(r.stderr).toContain("📍 Iteration 1/5: Created greet.js. Continuing...");
     expect(r.stderr).toContain("✅ Session complete (2 iterations, 1 commit)");
     const list = json(pulse("list", "--json"));

@@ -10,6 +10,7 @@
  * run again with the same input (extract_evidence is idempotent) returns the same thing. What a
  * run shares across its iterations (its record, driver, guard, ledger, abort) is the run's.
  */
+import type { LedgerEntry } from "../cost-ledger.js";
 import { compareToBaseline, describeVerdict, type GateVerdict } from "../gate.js";
 import { checkpoint } from "../worktree.js";
 import { PULSE_SIGNAL_TOOL } from "../completion-tools.js";
@@ -82,6 +83,8 @@ export interface Branch extends IterationRef {
   /** What the route phase decided: continue, wait, or stop with a reason. */
   decision: Verdict;
   record: IterationRecord;
+  /** What the turn cost: model, tokens by kind, dollars and where the price came from. */
+  receipt: LedgerEntry;
   progress: boolean;
   warnings: string[];
 }
@@ -306,7 +309,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         total_tokens_used: s.total_tokens_used + entry.tokens,
         total_cost_usd: s.total_cost_usd + entry.costUsd,
       });
-      return { ...refOf(x), decision, record, progress: evidence.progress, warnings: [...signal.warnings, ...result.warnings] };
+      return { ...refOf(x), decision, record, receipt: entry, progress: evidence.progress, warnings: [...signal.warnings, ...result.warnings] };
     },
 
     learn: async (ctx): Promise<Learned> => {

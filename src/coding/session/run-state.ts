@@ -4,6 +4,7 @@
  * its guard and ledger, its abort, and where live events go. An iteration's own data goes from
  * phase to phase in their outputs, never through here.
  */
+import type { LedgerEntry } from "../cost-ledger.js";
 import type { CheckBaseline, CheckRunner } from "../gate.js";
 import type { AgentDriver, AgentEvent } from "../../agents/contract.js";
 import type { AgentProcesses } from "../agent-processes.js";
@@ -18,7 +19,7 @@ export type SessionEvent =
   | { type: "session.started"; session: SessionRecord; resumed: boolean; recovered?: string }
   | { type: "iteration.started"; session_id: string; iteration: number; max: number; anchor: ResolvedAnchor }
   | { type: "agent"; session_id: string; iteration: number; event: AgentEvent }
-  | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[] }
+  | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[]; receipt?: LedgerEntry }
   | { type: "verify.baseline"; session_id: string; checks: CheckBaseline[] }
   | { type: "session.waiting"; session_id: string; iteration: number; until: string; message: string }
   | { type: "session.finished"; session: SessionRecord };

@@ -246,7 +246,7 @@ export class SessionRunner {
           return await this.stop(run, { reason: "failed", message: why });
         }
         const v = out.decision;
-        run.emit({ type: "iteration.finished", session_id: id, iteration: out.record, verdict: v, warnings: out.warnings });
+        run.emit({ type: "iteration.finished", session_id: id, iteration: out.record, verdict: v, warnings: out.warnings, receipt: out.receipt });
         if (v.action === "stop" && v.reason === "aborted") return await this.finishAborted(run);
         // A signal pauses the session next: "Continuing..." would be untrue.
         if (run.interrupted === undefined && out.record.status !== "rate_limited" && (v.action !== "stop" || (v.reason !== "completed" && v.reason !== "blocked"))) {
