@@ -90,7 +90,7 @@ describe("the runner's event log", () => {
     const scripted = h.driver.run.bind(h.driver);
     h.driver.run = async (request: AgentRequest, options: RunOptions = {}) => {
       for (let k = 0; k < 2000; k++) options.onEvent?.({ type: "text", text: `w${k} ` });
-      options.onEvent?.({ type: "tool_call", call: { id: "t1", name: "Edit", input: {} } } as AgentEvent);
+      options.onEvent?.({ type: "tool_call", call: { id: "t1", name: "Edit", arguments: {} } } satisfies AgentEvent);
       return scripted(request, options);
     };
     const id = await newSession(records, repo);
