@@ -4,7 +4,7 @@
  * and ends with the session; the stored stream read afterwards (lines and JSON lines); and the
  * runner's buffering, which turns an agent's many text deltas into few writes.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -72,6 +72,29 @@ describe("pulse session logs --events", () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe("pulse session: no session 00000000 (pulse session list shows them)\n");
   }, 60_000);
+});
+
+describe("pulse session logs --follow --events, near misses", () => {
+  it("stops following a session whose runner died (shown interrupted), after what it had written", async () => {
+    const repo = gitRepo();
+    dirs.push(repo);
+    const path = join(repo, ".pulse", "pulse.db");
+    const records = SqliteSessionRecords.open(path);
+    const id = await newSession(records, repo);
+    // A runner that wrote two events and was then killed: its pid is gone, its record still says running.
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
+    await records.update(id, { status: "running", runner_pid: dead, current_iteration: 0 });
+    await records.appendEvents(id, [
+      { at: new Date().toISOString(), type: "iteration.started", data: { type: "iteration.started", session_id: id, iteration: 1, max: 10, anchor: { strategy: "none" } } },
+      { at: new Date().toISOString(), type: "agent", data: { type: "agent", session_id: id, iteration: 1, event: { type: "tool_call", call: { id: "t", name: "Edit", arguments: {} } } } },
+    ]);
+    await records.close();
+    const t0 = Date.now();
+    const r = runBin("pulse", ["session", "logs", id, "--follow", "--events", "--store", path], { cwd: repo, env: { HOME: repo, PULSE_WORKTREES: worktreesRoot() }, timeoutMs: 20_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^#1\/10 running · anchor none\n {4}→ Edit\ninterrupted after 0 iterations/);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  }, 30_000);
 });
 
 describe("the runner's event log", () => {
