@@ -15,6 +15,9 @@ import {
   type SessionRecord,
   type SessionRecords,
   type SessionStatus,
+  EVENTS_PAGE,
+  type NewSessionEventRecord,
+  type SessionEventRecord,
 } from "../../src/coding/session/records.js";
 
 export class MemorySessionRecords implements SessionRecords {
@@ -76,6 +79,20 @@ export class MemorySessionRecords implements SessionRecords {
 
   async iterations(sessionId: string): Promise<IterationRecord[]> {
     return [...this.iterationsById.values()].filter((i) => i.session_id === sessionId).sort((a, b) => a.iteration_number - b.iteration_number).map((i) => structuredClone(i));
+  }
+
+  private readonly eventLog = new Map<string, SessionEventRecord[]>();
+
+  async appendEvents(sessionId: string, events: NewSessionEventRecord[]): Promise<number> {
+    if (!this.sessions.has(sessionId)) throw new SessionRecordsError("NOT_FOUND", `no session ${sessionId}`);
+    const log = this.eventLog.get(sessionId) ?? [];
+    this.eventLog.set(sessionId, log);
+    for (const e of events) log.push({ seq: log.length + 1, at: e.at, type: e.type, data: structuredClone(e.data) });
+    return log.length;
+  }
+
+  async events(sessionId: string, afterSeq = 0, limit = EVENTS_PAGE): Promise<SessionEventRecord[]> {
+    return (this.eventLog.get(sessionId) ?? []).filter((e) => e.seq > afterSeq).slice(0, limit).map((e) => structuredClone(e));
   }
 
   async close(): Promise<void> {}

@@ -21,6 +21,9 @@ import {
   type SessionRecord,
   type SessionRecords,
   type SessionStatus,
+  EVENTS_PAGE,
+  type NewSessionEventRecord,
+  type SessionEventRecord,
 } from "../../src/coding/session/records.js";
 import { StoreError } from "../../src/store/contracts.js";
 import { parsePostgresUrl, PostgresAddressError } from "./address.js";
@@ -81,7 +84,9 @@ export class PostgresSessionRecords implements SessionRecords {
   ) {
     this.sessions = db.table("pulse_sessions");
     this.iterationsTable = db.table("pulse_iterations");
+    this.eventsTable = db.table("pulse_session_events");
   }
+  private readonly eventsTable: string;
 
   /**
    * Opens the session tables of the store at `url` (postgres://…?schema=…). Refused in one line
@@ -201,6 +206,36 @@ export class PostgresSessionRecords implements SessionRecords {
 
   async iterations(sessionId: string): Promise<IterationRecord[]> {
     return this.run(async () => ((await this.db.pool.query(`SELECT ${this.iterationCols} FROM ${this.iterationsTable} WHERE session_id = $1 ORDER BY iteration_number`, [sessionId])).rows as Row[]).map((r) => fromRow<IterationRecord>(r)));
+  }
+
+  async appendEvents(sessionId: string, events: NewSessionEventRecord[]): Promise<number> {
+    return this.run(async () => {
+      if (events.length === 0) {
+        if (!(await this.one(`SELECT 1 FROM ${this.sessions} WHERE id = $1`, [sessionId]))) throw new SessionRecordsError("NOT_FOUND", `no session ${sessionId}`);
+        return Number((await this.one(`SELECT coalesce(max(seq), 0) AS m FROM ${this.eventsTable} WHERE session_id = $1`, [sessionId]))!.m);
+      }
+      try {
+        // One statement numbers the batch on from the last seq; the primary key refuses a second writer's overlap.
+        const row = await this.one(
+          `WITH ins AS (INSERT INTO ${this.eventsTable} (session_id, seq, at, type, data)
+           SELECT $1, base.m + e.n, e.at, e.type, e.data::jsonb
+           FROM (SELECT coalesce(max(seq), 0) AS m FROM ${this.eventsTable} WHERE session_id = $1) base,
+                unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS e(at, type, data, n)
+           RETURNING seq) SELECT max(seq) AS seq FROM ins`,
+          [sessionId, events.map((e) => e.at), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))],
+        );
+        return Number(row!.seq);
+      } catch (error) {
+        if ((error as { code?: string }).code === "23503") throw new SessionRecordsError("NOT_FOUND", `no session ${sessionId}`);
+        throw error;
+      }
+    });
+  }
+
+  async events(sessionId: string, afterSeq = 0, limit = EVENTS_PAGE): Promise<SessionEventRecord[]> {
+    return this.run(async () =>
+      ((await this.db.pool.query(`SELECT seq, at, type, data FROM ${this.eventsTable} WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [sessionId, afterSeq, limit])).rows as SessionEventRecord[]).map((r) => ({ seq: Number(r.seq), at: r.at, type: r.type, data: r.data })),
+    );
   }
 
   async close(): Promise<void> {

@@ -15,7 +15,7 @@ import type pg from "pg";
 import type { PostgresAddress } from "./address.js";
 import { PostgresStoreError } from "./errors.js";
 
-export const SESSION_SCHEMA_VERSION = 3;
+export const SESSION_SCHEMA_VERSION = 4;
 export const SESSION_VERSION_KEY = "session_schema_version";
 
 function v1(a: PostgresAddress): string {
@@ -67,9 +67,21 @@ function v3(a: PostgresAddress): string {
 ALTER TABLE ${q("pulse_sessions")} ADD COLUMN max_cost_usd double precision, ADD COLUMN max_tokens bigint, ADD COLUMN max_wall_ms bigint;`;
 }
 
+/** 4: each session's event stream, append-only, read by seq (as in SQLite). */
+function v4(a: PostgresAddress): string {
+  const q = (table: string) => `"${a.schema}".${table}`;
+  return `
+CREATE TABLE ${q("pulse_session_events")} (
+  session_id text NOT NULL REFERENCES ${q("pulse_sessions")} (id), seq integer NOT NULL, at text NOT NULL,
+  type text NOT NULL, data jsonb NOT NULL,
+  PRIMARY KEY (session_id, seq)
+);
+GRANT SELECT, INSERT ON ${q("pulse_session_events")} TO "${a.appRole}";`;
+}
+
 /** Migration n takes the session tables from version n to n + 1. */
 export function sessionMigrations(a: PostgresAddress): string[] {
-  return [v1(a), v2(a), v3(a)];
+  return [v1(a), v2(a), v3(a), v4(a)];
 }
 
 /** The session tables' version in a store's schema (0: none yet; the schema must have `meta`). */

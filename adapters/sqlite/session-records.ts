@@ -18,6 +18,9 @@ import {
   type SessionRecord,
   type SessionRecords,
   type SessionStatus,
+  EVENTS_PAGE,
+  type NewSessionEventRecord,
+  type SessionEventRecord,
 } from "../../src/coding/session/records.js";
 import { VERSION } from "../../src/version.js";
 import { openDatabase, storeError, type Database } from "./driver.js";
@@ -52,6 +55,12 @@ const MIGRATIONS = [
   `ALTER TABLE pulse_sessions ADD COLUMN max_cost_usd REAL;
   ALTER TABLE pulse_sessions ADD COLUMN max_tokens INTEGER;
   ALTER TABLE pulse_sessions ADD COLUMN max_wall_ms INTEGER;`,
+  // 4: each session's event stream, append-only, read by seq from any process (logs --follow --events, REST, MCP).
+  `CREATE TABLE pulse_session_events (
+    session_id TEXT NOT NULL REFERENCES pulse_sessions (id), seq INTEGER NOT NULL, at TEXT NOT NULL,
+    type TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+  ) STRICT;`,
 ];
 
 /** Columns holding JSON (arrays, objects) rather than scalars. */
@@ -180,6 +189,24 @@ export class SqliteSessionRecords implements SessionRecords {
 
   async iterations(sessionId: string): Promise<IterationRecord[]> {
     return this.run(() => (this.db.prepare("SELECT * FROM pulse_iterations WHERE session_id = ? ORDER BY iteration_number").all(sessionId) as Row[]).map((r) => fromRow<IterationRecord>(r)));
+  }
+
+  async appendEvents(sessionId: string, events: NewSessionEventRecord[]): Promise<number> {
+    return this.run(() =>
+      this.db.transaction(() => {
+        if (!this.db.prepare("SELECT 1 FROM pulse_sessions WHERE id = ?").get(sessionId)) throw new SessionRecordsError("NOT_FOUND", `no session ${sessionId}`);
+        let seq = ((this.db.prepare("SELECT max(seq) AS m FROM pulse_session_events WHERE session_id = ?").get(sessionId) as { m: number | null }).m ?? 0);
+        const insert = this.db.prepare("INSERT INTO pulse_session_events (session_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)");
+        for (const e of events) insert.run(sessionId, ++seq, e.at, e.type, JSON.stringify(e.data));
+        return seq;
+      }).immediate(),
+    );
+  }
+
+  async events(sessionId: string, afterSeq = 0, limit = EVENTS_PAGE): Promise<SessionEventRecord[]> {
+    return this.run(() =>
+      (this.db.prepare("SELECT seq, at, type, data FROM pulse_session_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?").all(sessionId, afterSeq, limit) as { seq: number; at: string; type: string; data: string }[]).map((r) => ({ seq: r.seq, at: r.at, type: r.type, data: JSON.parse(r.data) as unknown })),
+    );
   }
 
   async close(): Promise<void> {

@@ -21,6 +21,7 @@ import type { CliIO } from "./io.js";
 import { setExitCode } from "./main.js";
 import { openSessions, STORE_HELP, type Sessions } from "./session-setup.js";
 import { parseStopGrace } from "./serve-options.js";
+import { printEvents } from "./session-events.js";
 import { listText, logText, sessionSummary, statusText, viewLine } from "./session-view.js";
 
 /** Exit codes of a session run in the foreground, beyond the shared ones. */
@@ -273,11 +274,18 @@ export function addSessionCommands(session: Command, io: CliIO): void {
   withStore(session.command("logs"))
     .description("What the agent said in each iteration; --follow waits for new ones until the session stops running.")
     .argument("<id>", "session id (or a unique prefix)")
-    .option("-f, --follow", "keep printing iterations as they finish")
-    .action((id: string, opts: StoreOpts & { follow?: boolean }, cmd: Command) =>
+    .option("-f, --follow", "keep printing iterations (or events) as they come, until the session stops running")
+    .option("--events", "the session's event stream instead: the live view's lines, from any process")
+    .option("--json", "with --events: the events as JSON lines")
+    .action((id: string, opts: StoreOpts & { follow?: boolean; events?: boolean; json?: boolean }, cmd: Command) =>
       guarded(cmd, io, async () => {
+        if (opts.json && !opts.events) throw new UsageError("--json goes with --events (the event stream as JSON lines)");
         const sessions = await openSessions(opts, io);
         try {
+          if (opts.events) {
+            await printEvents(sessions.service, id, opts, io);
+            return EXIT.ok;
+          }
           const printed = new Set<string>();
           for (;;) {
             const d = await sessions.service.get(id);
@@ -420,6 +428,6 @@ async function detach(sessions: Sessions, s: SessionRecord, opts: RunOpts, io: C
   // Claimed for the child before it starts, so a pause or abort right now goes through the records.
   await sessions.records.update(s.id, { status: "running", runner_pid: child.pid ?? null });
   child.unref();
-  io.stdout(`session ${s.id} started in the background (process ${child.pid}); its output: ${logFile}\nfollow it with: pulse session logs ${s.id} --follow\n`);
+  io.stdout(`session ${s.id} started in the background (process ${child.pid}); its output: ${logFile}\nfollow it with: pulse session logs ${s.id} --follow --events\n`);
   return EXIT.ok;
 }

@@ -1,7 +1,7 @@
 /**
  * The session tools over MCP (one server, any transport: stdio for `pulse session mcp`,
  * Streamable HTTP at /mcp of `pulse serve`): pulse_start, pulse_status, pulse_pause,
- * pulse_resume, pulse_abort, pulse_list, with the seed's argument names. Later loops add their
+ * pulse_resume, pulse_abort, pulse_list, pulse_events, with the seed's argument names. Later loops add their
  * tools to the same server. A refused call is a tool error saying why, never a crash.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -108,6 +108,14 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
     "pulse_list",
     { description: "List sessions, newest first, optionally only those with a status.", inputSchema: { status: z.enum(SESSION_STATUSES as unknown as [string, ...string[]]).optional() } },
     ({ status }) => answer(() => api.list(status)),
+  );
+  server.registerTool(
+    "pulse_events",
+    {
+      description: "A session's event stream as kept (session.started, iteration.started, agent text and tool calls, iteration.finished, session.finished…), a page after seq `after`; call again with after = next for what came since.",
+      inputSchema: { ...id, after: z.number().int().min(0).optional().describe("the seq of the last event already read (default 0: from the start)") },
+    },
+    ({ sessionId, after }) => answer(() => api.events(sessionId, after ?? 0)),
   );
   return server;
 }

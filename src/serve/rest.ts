@@ -1,6 +1,7 @@
 /**
  * The seed's REST endpoints over the session operations: POST /api/pulse/start, GET
- * /api/pulse/:id, GET /api/pulse?status=…, POST /api/pulse/:id/pause|resume|abort. Bodies are
+ * /api/pulse/:id, GET /api/pulse?status=…, POST /api/pulse/:id/pause|resume|abort, and GET
+ * /api/pulse/:id/events?after=SEQ (the session's event stream, a page at a time). Bodies are
  * JSON; a bad one is a 400 that names what is wrong; unknown sessions 404; a session in the
  * wrong state for the request 409.
  */
@@ -130,6 +131,10 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
     } else if (parts.length === 3) {
       allow("GET");
       sendJson(res, 200, await api.status(segment(parts[2]!)));
+    } else if (parts.length === 4 && parts[3] === "events") {
+      allow("GET");
+      // Followed by polling: ask again with after=next for what came since.
+      sendJson(res, 200, await api.events(segment(parts[2]!), url.searchParams.get("after") ?? 0));
     } else if (parts.length === 4 && ACTIONS.has(parts[3]!)) {
       allow("POST");
       const body = await readJson(req);
@@ -142,7 +147,7 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
       const id = segment(parts[2]!);
       sendJson(res, 200, { session: action === "resume" ? await api.resume(id, body as Record<string, unknown>) : await api[action](id) });
     } else {
-      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, POST /api/pulse/:id/pause|resume|abort)`);
+      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, GET /api/pulse/:id/events?after=SEQ, POST /api/pulse/:id/pause|resume|abort)`);
     }
   } catch (e) {
     const { status, body, headers } = errorBody(e);

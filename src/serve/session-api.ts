@@ -10,7 +10,7 @@
  */
 import { realpathSync } from "node:fs";
 import { resolve, sep } from "node:path";
-import type { SessionRecord } from "../coding/session/records.js";
+import type { SessionEventRecord, SessionRecord } from "../coding/session/records.js";
 import type { Notifier, NotifierChannel } from "../coding/notifier.js";
 import { parseChannelSpec } from "../coding/notify/channels.js";
 import type { SessionRunner } from "../coding/session/runner.js";
@@ -128,6 +128,12 @@ export class SessionApi {
 
   status(id: string): Promise<SessionDetail> {
     return this.service.get(id);
+  }
+
+  /** A page of the session's event stream after seq `after`, and the seq to ask after next. */
+  async events(id: string, after: unknown): Promise<{ events: SessionEventRecord[]; next: number }> {
+    const { events, next } = await this.service.events(id, after);
+    return { events, next };
   }
 
   list(status?: string): Promise<SessionRecord[]> {

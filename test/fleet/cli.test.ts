@@ -63,7 +63,7 @@ describeWith(await postgresService(), "pulse store migrate on PostgreSQL", (url)
     const first = runBin("pulse", ["store", "migrate", "--store", s.url]);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    expect(first.stdout).toBe(`schema ${s.schema} migrated from version 0 to 6; session tables created at version 3; created roles ${s.ownerRole}, ${s.appRole} (connected as postgres). Hosts work as ${s.appRole}.\n`);
+    expect(first.stdout).toBe(`schema ${s.schema} migrated from version 0 to 6; session tables created at version 4; created roles ${s.ownerRole}, ${s.appRole} (connected as postgres). Hosts work as ${s.appRole}.\n`);
     const again = runBin("pulse", ["store", "migrate", "--store", s.url]);
     expect(again.stdout).toBe(`schema ${s.schema} already at version 6; roles ${s.ownerRole}, ${s.appRole} already there (connected as postgres). Hosts work as ${s.appRole}.\n`);
   });

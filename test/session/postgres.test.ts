@@ -190,7 +190,7 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
 
     // A store migrated before sessions were kept there (its own tables, no session tables).
     const older = migrated();
-    await older.admin(`DROP TABLE "${older.schema}".pulse_agent_processes, "${older.schema}".pulse_iterations, "${older.schema}".pulse_sessions`);
+    await older.admin(`DROP TABLE "${older.schema}".pulse_session_events, "${older.schema}".pulse_agent_processes, "${older.schema}".pulse_iterations, "${older.schema}".pulse_sessions`);
     await older.admin(`DELETE FROM "${older.schema}".meta WHERE key = 'session_schema_version'`);
     const o = runBin("pulse", ["session", "list", "--store", older.appUrl], { cwd: repo });
     expect(o.code).toBe(2);
@@ -198,7 +198,7 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
     // The near miss: migrating again adds them, and the same command works.
     const again = runBin("pulse", ["store", "migrate", "--store", older.url]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain("session tables created at version 3");
+    expect(again.stdout).toContain("session tables created at version 4");
     const ok = runBin("pulse", ["session", "list", "--store", older.appUrl], { cwd: repo });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toBe("no sessions\n");

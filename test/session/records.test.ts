@@ -129,6 +129,27 @@ describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
     await expect(r.updateIteration("missing", { status: "failed" })).rejects.toMatchObject({ code: "NOT_FOUND" });
     await r.close();
   });
+
+  it("keeps each session's event stream in order, numbered from 1, paged by seq", async () => {
+    const r = await open();
+    const a = await r.create(session("ffff1111-0000-4000-8000-000000000001"));
+    const b = await r.create(session("ffff2222-0000-4000-8000-000000000002"));
+    expect(await r.events(a.id)).toEqual([]);
+    const ev = (n: number) => ({ at: `2026-11-24T12:00:0${n}.000Z`, type: n === 1 ? "session.started" : "agent", data: { type: "agent", n, text: `ünï "${n}"`, nested: [{ k: n }] } });
+    expect(await r.appendEvents(a.id, [ev(1), ev(2)])).toBe(2);
+    // Another session's stream is its own, numbered from 1 too.
+    expect(await r.appendEvents(b.id, [ev(9)])).toBe(1);
+    expect(await r.appendEvents(a.id, [ev(3)])).toBe(3);
+    expect(await r.appendEvents(a.id, [])).toBe(3);
+    expect(await r.events(a.id)).toEqual([1, 2, 3].map((n) => ({ seq: n, ...ev(n) })));
+    expect((await r.events(a.id, 1)).map((e) => e.seq)).toEqual([2, 3]);
+    expect((await r.events(a.id, 0, 2)).map((e) => e.seq)).toEqual([1, 2]);
+    expect(await r.events(a.id, 3)).toEqual([]);
+    expect(await r.events(b.id)).toEqual([{ seq: 1, ...ev(9) }]);
+    expect(await r.events("missing")).toEqual([]);
+    await expect(r.appendEvents("missing", [ev(1)])).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await r.close();
+  });
 });
 
 describe("SqliteSessionRecords in the shared file", () => {
@@ -147,7 +168,7 @@ describe("SqliteSessionRecords in the shared file", () => {
     expect(versions.map((v) => v.component)).toEqual(["sessions", "store"]);
     db.prepare("UPDATE pulse_schema_versions SET version = 99 WHERE component = 'sessions'").run();
     db.close();
-    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 4/);
+    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 5/);
   });
 
   it("refuses a file that is not a database, in one line", () => {

@@ -168,8 +168,44 @@ describe("pulse serve: REST", () => {
   }, 30_000);
 });
 
+describe("pulse serve: the event stream", () => {
+  it("GET /api/pulse/:id/events pages a session's events by seq; 404 for an unknown session, 400 for a bad after", async () => {
+    const started = await call("POST", "/api/pulse/start", { goal: "Write a.js again", repo, driver: "scripted", script, maxIterations: 5 });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const id = started.body.session.id;
+    const all = await until(async () => {
+      const r = await call("GET", `/api/pulse/${id}/events`);
+      return r.body.events?.some((e: { type: string }) => e.type === "session.finished") ? r.body : undefined;
+    });
+    const types = all.events.map((e: { type: string }) => e.type);
+    expect(types[0]).toBe("session.started");
+    expect(types.filter((t: string) => t === "iteration.started")).toHaveLength(2);
+    expect(types.filter((t: string) => t === "iteration.finished")).toHaveLength(2);
+    expect(types.at(-1)).toBe("session.finished");
+    expect(all.events.map((e: { seq: number }) => e.seq)).toEqual(all.events.map((_: unknown, k: number) => k + 1));
+    expect(all.next).toBe(all.events.length);
+    const finished = all.events.find((e: { type: string }) => e.type === "iteration.finished");
+    expect(finished.data.iteration).toMatchObject({ iteration_number: 1, signal: "CONTINUE", output_summary: expect.stringContaining("Wrote a.js") });
+    // after=SEQ: only what came since; after the last, nothing, and next stays.
+    const since = await call("GET", `/api/pulse/${id.slice(0, 8)}/events?after=3`);
+    expect(since.status).toBe(200);
+    expect(since.body.events).toEqual(all.events.slice(3));
+    const none = await call("GET", `/api/pulse/${id}/events?after=${all.next}`);
+    expect(none.body).toEqual({ events: [], next: all.next });
+    const unknown = await call("GET", "/api/pulse/00000000-0000-4000-8000-000000000000/events");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.message).toMatch(/no session 00000000-0000-4000-8000-000000000000/);
+    for (const bad of ["-1", "x", "1.5", ""]) {
+      const r = await call("GET", `/api/pulse/${id}/events?after=${bad}`);
+      expect(r.status, bad).toBe(400);
+      expect(r.body.error).toMatchObject({ code: "BAD_REQUEST", field: "after" });
+    }
+    expect((await call("POST", `/api/pulse/${id}/events`)).status).toBe(405);
+  }, 30_000);
+});
+
 describe("the MCP tools", () => {
-  const TOOLS = ["pulse_abort", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status"];
+  const TOOLS = ["pulse_abort", "pulse_events", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status"];
 
   it("over Streamable HTTP at /mcp: lists the tools, starts a session and watches it", async () => {
     const client = new Client({ name: "test", version: "1.0.0" });
@@ -190,6 +226,16 @@ describe("the MCP tools", () => {
       expect((bad.content as { text: string }[])[0]!.text).toMatch(/already complete/);
       const list = await client.callTool({ name: "pulse_list", arguments: { status: "complete" } });
       expect(JSON.parse((list.content as { text: string }[])[0]!.text).map((s: { id: string }) => s.id)).toContain(id);
+      // Its event stream, from the start and then after the first two.
+      const all = JSON.parse((((await client.callTool({ name: "pulse_events", arguments: { sessionId: id } })).content) as { text: string }[])[0]!.text);
+      expect(all.events[0]).toMatchObject({ seq: 1, type: "session.started" });
+      expect(all.events.at(-1)).toMatchObject({ type: "session.finished", data: { session: { status: "complete" } } });
+      const rest = JSON.parse((((await client.callTool({ name: "pulse_events", arguments: { sessionId: id, after: 2 } })).content) as { text: string }[])[0]!.text);
+      expect(rest.events.map((e: { seq: number }) => e.seq)).toEqual(all.events.slice(2).map((e: { seq: number }) => e.seq));
+      expect(rest.next).toBe(all.next);
+      const unknown = await client.callTool({ name: "pulse_events", arguments: { sessionId: "00000000" } });
+      expect(unknown.isError).toBe(true);
+      expect((unknown.content as { text: string }[])[0]!.text).toMatch(/no session 00000000/);
     } finally {
       await client.close();
     }

@@ -137,6 +137,16 @@ export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at" | "up
 export type IterationPatch = Partial<Omit<IterationRecord, "id" | "session_id" | "iteration_number">>;
 export type NewIteration = Pick<IterationRecord, "id" | "session_id" | "iteration_number" | "task_content"> & IterationPatch;
 
+/** One event of a session's stream as kept: `data` is the event itself (JSON). */
+export interface SessionEventRecord {
+  seq: number;
+  at: string;
+  type: string;
+  data: unknown;
+}
+export type NewSessionEventRecord = Omit<SessionEventRecord, "seq">;
+export const EVENTS_PAGE = 500;
+
 export class SessionRecordsError extends Error {
   constructor(
     readonly code: "NOT_FOUND" | "EXISTS" | "INVALID",
@@ -161,6 +171,13 @@ export interface SessionRecords {
   updateIteration(id: string, patch: IterationPatch): Promise<IterationRecord>;
   /** A session's iterations in order of iteration_number. */
   iterations(sessionId: string): Promise<IterationRecord[]>;
+  /**
+   * Appends to the session's event stream, numbering the events on from its last (seq 1 first);
+   * returns the last seq. NOT_FOUND for an unknown session. One writer per session (its runner).
+   */
+  appendEvents(sessionId: string, events: NewSessionEventRecord[]): Promise<number>;
+  /** The session's events with seq > afterSeq, in order, at most `limit` (default 500). */
+  events(sessionId: string, afterSeq?: number, limit?: number): Promise<SessionEventRecord[]>;
   close(): Promise<void>;
 }
 

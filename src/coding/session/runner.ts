@@ -20,6 +20,7 @@ import { recordedProcesses, turnId, SESSION_PHASES, sessionHandlers, type Learne
 import { packageFile, SESSION_LOOP_ID, SESSION_MANIFEST, type SessionProfile } from "./profile.js";
 import { isFinished, type SessionPatch, type SessionRecord, type SessionRecords } from "./records.js";
 import { excludeFromRepo, processAlive, useBranch } from "./repo.js";
+import { SessionEventLog } from "./event-log.js";
 import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
 
@@ -37,6 +38,8 @@ export interface SessionRunnerOptions {
   reaper?: Reaper;
   /** Runs the session's checks (--verify); a session with checks needs it. */
   checks?: CheckRunner;
+  /** How long events wait in the buffer before they are written to the records (EVENT_FLUSH_MS). */
+  eventFlushMs?: number;
 }
 
 export class SessionError extends Error {
@@ -124,7 +127,12 @@ export class SessionRunner {
     } catch (e) {
       throw new SessionError("LOCKED", `${workdirOf(s)}: ${(e as Error).message}`);
     }
-    const emit = (e: SessionEvent) => options.onEvent?.(e);
+    // Every event goes to the records too, for whoever follows the session from elsewhere.
+    const log = new SessionEventLog(records, id, this.o.eventFlushMs);
+    const emit = (e: SessionEvent) => {
+      log.push(e);
+      options.onEvent?.(e);
+    };
     try {
       // What a dead runner of this session left is stopped before anything touches the tree.
       await this.o.reaper?.reap(id);
@@ -185,6 +193,7 @@ export class SessionRunner {
       }
       throw e;
     } finally {
+      await log.flush();
       clearTimeout(this.runs.get(id)?.interruptTimer);
       this.runs.delete(id);
       lock.release();

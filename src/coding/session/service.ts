@@ -10,7 +10,7 @@ import { git } from "../git.js";
 import { parseDuration } from "../../grammar/duration.js";
 import type { Reaper } from "../reaper.js";
 import { recoveryCommit } from "../worktree.js";
-import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus } from "./records.js";
+import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus, EVENTS_PAGE, type SessionEventRecord } from "./records.js";
 import { processAlive, repoRoot } from "./repo.js";
 import { planWorkspace, workdirOf, worktreesDir, WorkspaceInputError } from "./workspace.js";
 
@@ -250,6 +250,19 @@ export class SessionService {
     const session = await this.records.get(id);
     if (!session) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
     return { session: shown(session), iterations: await this.records.iterations(session.id), live: session.status === "running" && processAlive(session.runner_pid) };
+  }
+
+  /**
+   * A page of the session's event stream after seq `after` (a whole number; text from a client is
+   * checked here), and the seq to ask after next. NOT_FOUND for an unknown session.
+   */
+  async events(id: string, after: unknown = 0, limit = EVENTS_PAGE): Promise<{ session: SessionRecord; events: SessionEventRecord[]; next: number }> {
+    const seq = typeof after === "string" && /^\d{1,15}$/.test(after) ? Number(after) : after;
+    if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) throw new SessionInputError("after", `must be a whole number of events already read (0 or more), got ${JSON.stringify(after)}`);
+    const session = await this.records.get(id);
+    if (!session) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
+    const events = await this.records.events(session.id, seq, limit);
+    return { session: shown(session), events, next: events.at(-1)?.seq ?? seq };
   }
 
   async list(status?: string): Promise<SessionRecord[]> {
