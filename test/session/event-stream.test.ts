@@ -48,7 +48,7 @@ describe("pulse session logs --events", () => {
     expect(code, stderr).toBe(0);
     const out = chunks.map((c) => c.text).join("");
     expect(out).toMatch(new RegExp(`^session ${id} · "follow my events"`));
-    expect(out).toMatch(/#1\/10 running · anchor none\n#1 · CONTINUE · commit [0-9a-f]{8} · 1 file[^\n]*\n {4}Wrote a\.js\.[^\n]*\n#2\/10 running/);
+    expect(out).toMatch(/#1\/10 running · anchor none\n#1 · CONTINUE · commit [0-9a-f]{8} · 1 file[^\n]*\n {4}Wrote a\.js\.[^\n]*\n {4}receipt: [^\n]*\n#2\/10 running/);
     expect(out).toMatch(/#2 · COMPLETE[^\n]*\n/);
     expect(out).toMatch(/complete after 2 iterations: 1 commit[^\n]*\n {2}the agent signalled COMPLETE\n$/);
     // The first iteration's line came while the second turn (2.5 s) was still under way, not at the end.
