@@ -4,6 +4,7 @@
  * (and checked) otherwise.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { request } from "node:http";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { httpSubstrates } from "../../adapters/index.js";
@@ -62,6 +63,26 @@ describe("pulse substrate serve", () => {
     // The project's client sends it as a header.
     const client = httpSubstrates(url, { headers: { authorization: "Bearer s3cret" } });
     expect(await client.policy.check_policy({ actor: "agent_7", action: "write", resource: "memory" }, ctx)).toEqual({ decision: "deny", reason: "agent_7 is read-only" });
+  });
+
+  it("refuses a web page: a foreign Origin, a rebinding Host and a non-JSON POST; takes the loopback names and clients with no Origin", async () => {
+    const { url } = await serve([]);
+    const port = Number(new URL(url).port);
+    const body = JSON.stringify({ args: { node: { id: "pwn", content: "x" } }, context: ctx });
+    const send = (headers: Record<string, string>) =>
+      new Promise<number>((done, fail) => {
+        const req = request({ host: "127.0.0.1", port, method: "POST", path: "/v1/memory/store_node", headers: { "content-length": String(Buffer.byteLength(body)), ...headers }, setHost: !("host" in headers) }, (res) => {
+          res.resume();
+          done(res.statusCode!);
+        });
+        req.on("error", fail);
+        req.end(body);
+      });
+    const json = { "content-type": "application/json" };
+    expect(await send({ ...json, origin: "http://evil.example" })).toBe(403);
+    expect(await send({ ...json, host: `evil.example:${port}` })).toBe(403);
+    expect(await send({ "content-type": "text/plain" })).toBe(415);
+    for (const near of [json, { ...json, host: "localhost" }, { ...json, host: `[::1]:${port}` }, { ...json, origin: `http://127.0.0.1:${port}` }]) expect(await send(near), JSON.stringify(near)).toBe(200);
   });
 
   it("refuses to listen off loopback without a token (exit 2); with one it listens", async () => {

@@ -6,7 +6,7 @@
  * grace with the work kept, and the reaper never signals a process that is not the recorded one.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";

@@ -6,20 +6,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { runBin } from "../cli/run-bin.js";
-import { gitRepo, harness, newSession, removeDir, worktreesRoot } from "./helpers.js";
+import { harness, newSession, tempRepos, worktreesRoot } from "./helpers.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) removeDir(d);
-});
-const repo = () => {
-  const r = gitRepo();
-  dirs.push(r);
-  return r;
-};
+const repo = tempRepos();
 
 const step = (n: number, extra: Record<string, unknown> = {}) => ({ match: { iteration: n }, files: { [`f${n}.txt`]: `${n}\n` }, commit: `feat: step ${n}`, text: `Step ${n}. <signal>CONTINUE</signal>`, ...extra });
 

@@ -4,19 +4,11 @@
  * profile's cap pauses the session); a failed, timed-out or crashed turn has no signal, leaves the
  * agent's last real one in last_signal, and never counts as "changed nothing".
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/coding/session/run-state.js";
-import { gitRepo, harness, newSession, removeDir } from "./helpers.js";
+import { harness, newSession, tempRepos } from "./helpers.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) removeDir(d);
-});
-const repo = () => {
-  const r = gitRepo();
-  dirs.push(r);
-  return r;
-};
+const repo = tempRepos();
 
 const limited = (n: number, retryAfterMs = 50) => ({ match: { iteration: n }, outcome: "rate_limit" as const, retryAfterMs });
 const work = (n: number, signal = "CONTINUE") => ({ match: { iteration: n }, files: { [`f${n}.txt`]: `${n}\n` }, commit: `feat: ${n}`, text: `Did ${n}. <signal>${signal}</signal>` });

@@ -1,5 +1,6 @@
 /** Temporary real git repositories and an in-process session runner for the session tests. */
 import { runChecks } from "../../adapters/agents/cli/checks.js";
+import { afterAll } from "vitest";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -66,4 +67,15 @@ export async function newSession(records: SessionRecords, repo: string, extra: R
   const id = crypto.randomUUID();
   await records.create({ id, project_name: "app", goal: "Add a greeting module with tests", max_iterations: 10, repo_path: repo, driver: { name: "scripted" }, context_strategy: "prefetch", created_by: "cli", ...extra });
   return id;
+}
+
+/** A maker of real git repositories, each removed when the test file ends. */
+export function tempRepos(): () => string {
+  const made: string[] = [];
+  afterAll(() => made.splice(0).forEach(removeDir));
+  return () => {
+    const r = gitRepo();
+    made.push(r);
+    return r;
+  };
 }

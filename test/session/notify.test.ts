@@ -5,6 +5,7 @@
  * missing secret is a usage error before anything is recorded; a REST start names channels only
  * of the kinds the server's profile allows.
  */
+import { startServe } from "./serve-process.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -117,19 +118,10 @@ describe("notifications of a session (the bin)", () => {
 });
 
 describe("a REST start naming channels", () => {
-  function serve(repo: string, profilePath: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-    const child = spawn(process.execPath, [BIN, "serve", "--listen", "0", "--store", join(repo, ".git", "pulse.db"), "--profile", profilePath, "--allow-scripts", join(repo, ".git")], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    children.push(child);
-    return new Promise((resolve, reject) => {
-      let out = "";
-      child.stdout!.on("data", (d) => {
-        out += d;
-        const m = /serving sessions at (http:\/\/\S+)\/api\/pulse/.exec(out);
-        if (m) resolve({ child, url: m[1]! });
-      });
-      child.stderr!.on("data", (d) => (out += d));
-      child.on("exit", (code) => reject(new Error(`pulse serve exited ${code}: ${out}`)));
-    });
+  async function serve(repo: string, profilePath: string, env: Record<string, string>) {
+    const served = await startServe(repo, ["--listen", "0", "--store", join(repo, ".git", "pulse.db"), "--profile", profilePath, "--allow-scripts", join(repo, ".git")], env);
+    children.push(served.child);
+    return served;
   }
 
   it("is refused 403 for a kind the profile does not allow, accepted for one it does, with the server's secrets", async () => {

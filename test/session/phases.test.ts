@@ -4,7 +4,7 @@
  * runner follows, every iteration's spend is an audit event, and the guard (iteration limit,
  * no-progress breaker) survives a resume.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { ScriptedDriver } from "../../adapters/agents/scripted/scripted-driver.js";
 import type { Script } from "../../adapters/agents/scripted/script.js";
@@ -13,15 +13,9 @@ import type { PhaseContext, PhaseHandler } from "../../src/runtime/handler-conte
 import { createRuntime } from "../../src/embedded.js";
 import { loadSessionProfile, packageFile, SESSION_MANIFEST } from "../../src/coding/session/profile.js";
 import { SessionRunner } from "../../src/coding/session/runner.js";
-import { gitRepo, harness, newSession, removeDir } from "./helpers.js";
+import { harness, newSession, tempRepos } from "./helpers.js";
 
-const repos: string[] = [];
-afterAll(() => repos.forEach(removeDir));
-function repo(): string {
-  const r = gitRepo();
-  repos.push(r);
-  return r;
-}
+const repo = tempRepos();
 
 const limits = { maxIterations: 10, maxConsecutiveFailures: 3, noProgressLimit: 2, sameErrorLimit: 5, permissionDenialLimit: 2 };
 

@@ -6,7 +6,8 @@
  * allowed on purpose) pass. Scripts only from --allow-scripts; starts that cannot run refused
  * before they are answered; a cap on running sessions; read-only MCP for a session's own agent.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { startServe, type Served } from "./serve-process.js";
+import { execFileSync } from "node:child_process";
 import { request } from "node:http";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,43 +22,12 @@ import { gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 const BIN = join(ROOT, "dist/bin/pulse.mjs");
 const SECRETS = { AWS_SECRET_ACCESS_KEY: "aws-secret-value", GITHUB_TOKEN: "ghp_secretvalue", DATABASE_URL: "postgres://secret@db/x", PULSE_TOKEN: "pulse-token-secret-0123456789" };
 
-interface Served {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
 const started: Served[] = [];
 
-function serve(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, "serve", "--listen", "0", ...args], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, PULSE_WORKTREES: worktreesRoot(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /serving sessions at (http:\/\/\S+)\/api\/pulse/.exec(out);
-      if (m) {
-        const s: Served = {
-          child,
-          url: m[1]!,
-          port: Number(new URL(m[1]!).port),
-          stop: () =>
-            new Promise((r) => {
-              if (child.exitCode !== null) return r();
-              child.once("exit", () => r());
-              child.kill("SIGTERM");
-              // A session whose agent hangs is paused only after its iteration: not worth waiting for here.
-              setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
-            }),
-        };
-        started.push(s);
-        resolve(s);
-      }
-    });
-    child.stderr!.on("data", (d) => (out += d));
-    child.on("exit", (code) => reject(new Error(`pulse serve exited ${code}: ${out}`)));
-  });
+async function serve(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Served> {
+  const served = await startServe(cwd, ["--listen", "0", ...args], env);
+  started.push(served);
+  return served;
 }
 
 interface Answer {

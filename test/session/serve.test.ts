@@ -4,7 +4,7 @@
  * or finished sessions, loopback by default and a bearer token off it; the MCP tools through the
  * SDK's own client over Streamable HTTP (/mcp) and over stdio.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,6 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runBin } from "../cli/run-bin.js";
 import { until } from "./steering.js";
+import { startServe } from "./serve-process.js";
 import { gitLog, gitRepo, removeDir, worktreesRoot } from "./helpers.js";
 
 const BIN = join(ROOT, "dist/bin/pulse.mjs");
@@ -27,17 +28,8 @@ let store: string;
 let server: ChildProcess;
 let url: string;
 
-function serve(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, "serve", ...args], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /serving sessions at (http:\/\/\S+)\/api\/pulse/.exec(out);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.on("exit", (code) => reject(new Error(`pulse serve exited ${code}: ${out}`)));
-  });
+function serve(args: string[], env: Record<string, string> = {}) {
+  return startServe(repo, args, env);
 }
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {

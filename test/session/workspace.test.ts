@@ -10,7 +10,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import type { Script } from "../../adapters/agents/scripted/script.js";
 import { cleanWorktrees } from "../../src/coding/session/clean.js";
 import { SessionInputError, SessionService, type StartInput } from "../../src/coding/session/service.js";
