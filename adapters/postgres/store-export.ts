@@ -52,22 +52,8 @@ export async function* exportRows(pool: pg.Pool, table: (name: string) => string
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     open = true;
-    const workspaces = (await client.query<{ workspace_id: string }>(`SELECT workspace_id FROM ${table("workspaces")} ORDER BY workspace_id`)).rows.map((r) => r.workspace_id);
-    for (const [name, orderBy] of EXPORTED) {
-      // The directory itself has no row-level security: one pass. Every other table: one per workspace.
-      for (const ws of name === "workspaces" ? [undefined] : workspaces) {
-        if (ws !== undefined) await client.query("SELECT set_config('pulse.workspace', $1, true)", [ws]);
-        await client.query(`DECLARE pulse_export NO SCROLL CURSOR FOR SELECT * FROM ${table(name)} ORDER BY ${orderBy}`);
-        for (;;) {
-          const batch = await client.query<Record<string, unknown>>({ text: `FETCH ${FETCH} FROM pulse_export`, types });
-          for (const row of batch.rows) yield { table: name, row };
-          if (batch.rows.length < FETCH) break;
-        }
-        await client.query("CLOSE pulse_export");
-      }
-    }
-    for (const [name, orderBy] of SESSION_TABLES) {
-      if (!(await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [table(name)])).rows[0]?.present) continue;
+    // One table's rows through a cursor, a batch at a time, so a large store never sits in memory.
+    async function* rowsOf(name: string, orderBy: string): AsyncGenerator<{ table: string; row: Record<string, unknown> }> {
       await client.query(`DECLARE pulse_export NO SCROLL CURSOR FOR SELECT * FROM ${table(name)} ORDER BY ${orderBy}`);
       for (;;) {
         const batch = await client.query<Record<string, unknown>>({ text: `FETCH ${FETCH} FROM pulse_export`, types });
@@ -75,6 +61,18 @@ export async function* exportRows(pool: pg.Pool, table: (name: string) => string
         if (batch.rows.length < FETCH) break;
       }
       await client.query("CLOSE pulse_export");
+    }
+    const workspaces = (await client.query<{ workspace_id: string }>(`SELECT workspace_id FROM ${table("workspaces")} ORDER BY workspace_id`)).rows.map((r) => r.workspace_id);
+    for (const [name, orderBy] of EXPORTED) {
+      // The directory itself has no row-level security: one pass. Every other table: one per workspace.
+      for (const ws of name === "workspaces" ? [undefined] : workspaces) {
+        if (ws !== undefined) await client.query("SELECT set_config('pulse.workspace', $1, true)", [ws]);
+        yield* rowsOf(name, orderBy);
+      }
+    }
+    for (const [name, orderBy] of SESSION_TABLES) {
+      if (!(await client.query("SELECT to_regclass($1) IS NOT NULL AS present", [table(name)])).rows[0]?.present) continue;
+      yield* rowsOf(name, orderBy);
     }
     await client.query("COMMIT");
     open = false;
