@@ -148,7 +148,9 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const run = runOf(runs, ctx);
       const { iteration } = ctx.input as { session_id: string; iteration: number };
       const s = run.session;
-      const previous = (await run.records.iterations(s.id)).filter((i) => i.iteration_number < iteration).at(-1);
+      // Read once: the previous iteration (its anchor hint, a rejection), the rejections so far, a rate-limited attempt to retry.
+      const earlier = await run.records.iterations(s.id);
+      const previous = earlier.filter((i) => i.iteration_number < iteration).at(-1);
       const turns = await turnsOf(ctx, run);
       const anchor = resolveAnchor({ chained: previous?.anchor_hint_next ?? null, explicit: s.anchor_turn_id, goal: s.goal, turns, minSalience: run.profile.buildContext.semanticMinSalience });
       const prefetched = run.profile.buildContext.contextStrategy === "none" || run.profile.buildContext.contextStrategy === "mcp" ? [] : s.progress_log.slice(-run.profile.buildContext.prefetchTurns);
@@ -161,12 +163,12 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         progress: s.progress_log,
         prefetchTurns: run.profile.buildContext.prefetchTurns,
         ...(run.resumedAfter && iteration === s.current_iteration + 1 ? { resumedAfter: run.resumedAfter } : {}),
-        ...(previous?.status === "rejected" && previous.gate ? { rejected: { failures: describeVerdict(previous.gate), escape: (await run.records.iterations(s.id)).filter((i) => i.status === "rejected").length >= run.profile.verify.maxRejections } } : {}),
+        ...(previous?.status === "rejected" && previous.gate ? { rejected: { failures: describeVerdict(previous.gate), escape: earlier.filter((i) => i.status === "rejected").length >= run.profile.verify.maxRejections } } : {}),
       });
       const sliceIds = [...new Set([...(anchor.turn ? [anchor.turn.id] : []), ...prefetched.map((e) => turnId(e.iteration))])].filter((id) => turns.some((t) => t.id === id));
       const slice = sliceIds.length > 0 ? `slice_${createHash("sha256").update(sliceIds.join(",")).digest("hex").slice(0, 12)}` : null;
       // A rate-limited attempt of this number is retried in its own row (iteration numbers stay unique).
-      const retried = (await run.records.iterations(s.id)).find((i) => i.iteration_number === iteration && i.status === "rate_limited");
+      const retried = earlier.find((i) => i.iteration_number === iteration && i.status === "rate_limited");
       const fresh = { inbox_task_id: randomUUID(), error: null, finished_at: null, started_at: new Date().toISOString(), tokens_used: 0, cost_usd: 0, output_summary: null, output_full: null };
       const fields = {
         task_content: prompt,
