@@ -20,6 +20,11 @@ export interface ParsedSource {
   value: unknown;
   root?: SourceNode;
   problems: SourceProblem[];
+  /**
+   * Whether the parser read a number that is not finite (1e400, YAML .inf or .nan). Parsers see
+   * every number as they read it, so the validator walks the document for them only when set.
+   */
+  nonFinite?: boolean;
 }
 
 export const MAX_NESTING = 256;
@@ -49,7 +54,7 @@ export function parseJsonc(text: string): ParsedSource {
     if (parser.pos < text.length) {
       throw new JsonSyntaxError(`unexpected ${parser.describe(parser.pos)} after the end of the document`, parser.pos, parser.pos + 1);
     }
-    return { value, root: node, problems: parser.problems };
+    return { value, root: node, problems: parser.problems, nonFinite: parser.nonFinite };
   } catch (e) {
     if (!(e instanceof JsonSyntaxError)) throw e;
     parser.problems.push({ rule: e.rule, message: e.message, start: e.start, end: Math.max(e.end, e.start), severity: "error" });
@@ -59,6 +64,7 @@ export function parseJsonc(text: string): ParsedSource {
 
 class Parser {
   pos = 0;
+  nonFinite = false;
   readonly problems: SourceProblem[] = [];
 
   constructor(private readonly text: string) {}
@@ -273,6 +279,8 @@ class Parser {
       throw new JsonSyntaxError(`invalid number "${t.slice(start, start + m[0].length + 1)}"`, start, start + m[0].length + 1);
     }
     this.pos += m[0].length;
-    return Number(m[0]);
+    const n = Number(m[0]);
+    if (n === Infinity || n === -Infinity) this.nonFinite = true;
+    return n;
   }
 }

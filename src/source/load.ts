@@ -21,6 +21,11 @@ export interface ManifestSource {
   value: unknown;
   root?: SourceNode;
   problems: SourceProblem[];
+  /**
+   * The parser's word on non-finite numbers in `value` (ParsedSource.nonFinite): false lets the
+   * validator skip its walk for them; absent (a source built by hand) means unknown.
+   */
+  nonFinite?: boolean;
 }
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -102,6 +107,7 @@ export function sourceFromText(file: string, text: string, format: SourceFormat,
   const parsed = parse(text);
   const source: ManifestSource = { file, format, text, lines, value: parsed.value, problems: parsed.problems };
   if (parsed.root) source.root = parsed.root;
+  if (parsed.nonFinite !== undefined) source.nonFinite = parsed.nonFinite;
   return source;
 }
 

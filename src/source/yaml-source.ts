@@ -42,7 +42,7 @@ export function parseYaml(text: string): ParsedSource {
   const walker = new Walker(doc, problems);
   try {
     const { value, node } = walker.node(doc.contents as YamlNode, 0);
-    return { value, root: node, problems };
+    return { value, root: node, problems, nonFinite: walker.nonFinite };
   } catch (e) {
     if (!(e instanceof Budget)) throw e;
     return { value: undefined, problems };
@@ -132,6 +132,8 @@ function cleanMessage(message: string): string {
 }
 
 class Walker {
+  /** Set when a scalar is ±Infinity or NaN (see ParsedSource.nonFinite). */
+  nonFinite = false;
   private expanded = 0;
   private readonly resolving = new Set<YamlNode>();
   // Alias.resolve() searches the whole document; an expanded alias is resolved many times.
@@ -232,8 +234,15 @@ class Walker {
     if (v === null || typeof v === "boolean") return v;
     // .inf, .nan and 1e400 stay numbers, as the published schema sees them; the validator warns
     // about them (pulse/number-not-finite) where it knows which field they are.
-    if (typeof v === "number") return v;
-    if (typeof v === "bigint") return Number(v);
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) this.nonFinite = true;
+      return v;
+    }
+    if (typeof v === "bigint") {
+      const n = Number(v);
+      if (!Number.isFinite(n)) this.nonFinite = true;
+      return n;
+    }
     return this.fail("yaml/non-json-value", "this value (binary data, a timestamp or a custom type) has no JSON equivalent", start, end);
   }
 }

@@ -158,7 +158,8 @@ export function validateSources(sources: readonly ManifestSource[], options: Val
     checkPhases(manifest, model, report);
     checkConnections(model, report);
     checkNesting(model, report);
-    checkNumbers(manifest, report);
+    // The parser saw every number: walk for non-finite ones only when it met one (or did not say).
+    if (source.nonFinite !== false) checkNumbers(manifest, report);
     checkDataFlow(model, report);
     entries.push({ entry: { file: source.file, manifest, model }, file });
   }
@@ -201,7 +202,11 @@ export function validateValue(value: unknown, name = "<manifest>", options: Vali
   let text: string;
   try {
     // JSON.stringify writes ±Infinity as null; a file would spell it 1e400, which reads back as Infinity.
-    text = (JSON.stringify(value, (_, v: unknown) => (v === Infinity ? INFINITY_MARK : v === -Infinity ? `-${INFINITY_MARK}` : v), 2) ?? "").replace(INFINITY_TEXT, "$11e400");
+    text = JSON.stringify(value, null, 2) ?? "";
+    // ±Infinity comes out as null; a replacer slows the whole serialisation, so it runs only when a null shows.
+    if (text.includes("null")) {
+      text = (JSON.stringify(value, (_, v: unknown) => (v === Infinity ? INFINITY_MARK : v === -Infinity ? `-${INFINITY_MARK}` : v), 2) ?? "").replace(INFINITY_TEXT, "$11e400");
+    }
   } catch {
     text = "";
   }

@@ -4,6 +4,7 @@
  * `loop:<id>` endpoints. Accepted, with a warning that says what pulse does with them.
  */
 import { describe, expect, it } from "vitest";
+import { stringify as toYaml } from "yaml";
 import { parseSourceText } from "../../src/source/parse-text.js";
 import { validateSources, validateValue } from "../../src/validator/validate.js";
 import { baseManifest } from "../helpers/manifests.js";
@@ -62,6 +63,46 @@ describe("numbers beyond a double", () => {
   it("validateValue keeps Infinity as Infinity (JSON.stringify would have made it null)", () => {
     expect(findings(mutate((m) => (m.phases[0].timeout_ms = Infinity))).map((f) => [f.rule, f.pointer])).toEqual([["pulse/number-not-finite", "/phases/0/timeout_ms"]]);
     expect(findings(mutate((m) => (m.phases[0].timeout_ms = -Infinity))).map((f) => f.rule)).toContain("schema/range");
+  });
+});
+
+describe("the parsers flag non-finite numbers, so the validator walks for them only then", () => {
+  const withTimeout = (value: string) => yaml(mutate((m) => (m.phases[0].timeout_ms = 12345))).replace("12345", value);
+
+  it("JSONC and YAML say whether they read one: 1e400, .inf, -.inf, .nan yes; 1e308 no", () => {
+    expect(parseSourceText("m.json", withTimeout("1e400")).nonFinite).toBe(true);
+    expect(parseSourceText("m.json", withTimeout("-1e400")).nonFinite).toBe(true);
+    expect(parseSourceText("m.json", withTimeout("1e308")).nonFinite).toBe(false);
+    for (const v of [".inf", "-.inf", ".nan", "1e400"]) expect(parseSourceText("m.yaml", withTimeout(v)).nonFinite).toBe(true);
+    expect(parseSourceText("m.yaml", withTimeout("1e308")).nonFinite).toBe(false);
+  });
+
+  it("an .inf reached through a YAML alias or merge key is still reported, at each place it lands", () => {
+    const body = toYaml(baseManifest()).replace(/^phases:\n {2}- /m, "phases:\n  - <<: *limits\n    ");
+    expect(body).toContain("<<: *limits");
+    const text = `x-limits: &limits\n  timeout_ms: .inf\n${body}`;
+    expect(parseSourceText("m.yaml", text).nonFinite).toBe(true);
+    const diagnostics = validateYaml(text).filter((d) => d.rule === "pulse/number-not-finite");
+    expect(diagnostics).toHaveLength(2);
+    expect(diagnostics.filter((d) => d.message.includes("pulse runs the phase without a time limit"))).toHaveLength(1);
+  });
+
+  it("a source built by hand (no parser's word) is still walked; a flag of false is trusted", () => {
+    const parsed = parseSourceText("m.json", withTimeout("1e400"));
+    const { nonFinite: _, ...byHand } = parsed;
+    expect(validateSources([byHand])[0]!.diagnostics.map((d) => d.rule)).toEqual(["pulse/number-not-finite"]);
+    expect(validateSources([{ ...parsed, nonFinite: true }])[0]!.diagnostics.map((d) => d.rule)).toEqual(["pulse/number-not-finite"]);
+    const finite = parseSourceText("m.json", withTimeout("1e308"));
+    expect(validateSources([{ ...finite, nonFinite: undefined }])[0]!.diagnostics).toEqual([]);
+  });
+
+  it("validateValue finds Infinity beside genuine nulls and strings that spell null", () => {
+    const m = mutate((m) => {
+      m.phases[0].timeout_ms = Infinity;
+      m.description = "null is not Infinity";
+    });
+    expect(findings(m).map((f) => [f.rule, f.pointer])).toEqual([["pulse/number-not-finite", "/phases/0/timeout_ms"]]);
+    expect(findings(mutate((m) => (m.description = "no null here"))).map((f) => f.rule)).toEqual([]);
   });
 });
 

@@ -17,7 +17,22 @@ const EFFECT: readonly [RegExp, string][] = [
 const MAX_DEPTH = 300;
 
 export function checkNumbers(value: unknown, report: Report): void {
-  visit(value, [], 0, report);
+  // Almost no manifest holds one: a walk that builds no paths decides whether the one that
+  // positions each finding is needed.
+  if (hasNonFinite(value, 0)) visit(value, [], 0, report);
+}
+
+function hasNonFinite(value: unknown, depth: number): boolean {
+  if (typeof value === "number") return !Number.isFinite(value);
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasNonFinite(value[i], depth + 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && hasNonFinite((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
 }
 
 function visit(value: unknown, path: Path, depth: number, report: Report): void {
