@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-const INPUTS = ["src", "adapters", "conformance", "bench", "examples", "schema", "scripts", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"];
+const INPUTS = ["src", "adapters", "conformance", "bench", "examples", "schema", "profiles", "scripts", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"];
 export const STAMP = "dist/.build-inputs";
 
 function files(path) {

@@ -37,10 +37,10 @@ function stripAnnotations(schema, isRoot = false) {
 // `strictNumbers: false` for manifests: a standard validator of the published schema accepts a
 // number that overflows a double (1e400, YAML .inf) as an integer, and so must ours
 // (docs/decisions.md); the validator warns about it instead (pulse/number-not-finite).
-function compile(schemas, exports, detailed = true, { strictNumbers = true } = {}) {
+function compile(schemas, exports, detailed = true, { strictNumbers = true, strict = true, formats = true, verbose = detailed } = {}) {
   schemas = schemas.map((s) => stripAnnotations(s, true));
-  const ajv = new Ajv2020({ allErrors: detailed, verbose: detailed, strict: true, strictNumbers, code: { source: true, esm: true, optimize: true } });
-  addFormats(ajv);
+  const ajv = new Ajv2020({ allErrors: detailed, verbose, strict, strictNumbers, code: { source: true, esm: true, optimize: true } });
+  if (formats) addFormats(ajv);
   for (const s of schemas) ajv.addSchema(s);
   let code = standalone(ajv, exports);
   // ajv's ESM output still calls require() for its runtime helpers. A helper read by a named
@@ -78,4 +78,9 @@ for (const [i, f] of tokenFiles.entries()) {
   exportsMap[`validate${name}`] = tokens[i].$id;
 }
 writeFileSync(join(out, "token-validators.generated.ts"), compile(tokens, exportsMap));
-console.log(`generated validators: manifest + ${Object.keys(exportsMap).join(", ")}`);
+// The session loop's profile, with the options src/coding/session/profile.ts compiled it with at
+// run time (all errors, the first reported): every `pulse session …` process paid ~95 ms for that.
+const sessionProfile = load("profiles/coding/session.profile.schema.json");
+writeFileSync(join(out, "session-profile.generated.ts"), compile([sessionProfile], { validateSessionProfile: sessionProfile.$id }, true, { strict: false, formats: false, verbose: false }));
+
+console.log(`generated validators: manifest + ${Object.keys(exportsMap).join(", ")} + validateSessionProfile`);

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { ProfileError } from "../coding/session/profile.js";
 import { SessionRecordsError } from "../coding/session/records.js";
 import { SessionRepoError } from "../coding/session/repo.js";
-import { SessionError } from "../coding/session/runner.js";
+import { SessionError } from "../coding/session/session-error.js";
 import { budgetsOf, durationOf, SessionInputError, SessionStateError } from "../coding/session/service.js";
 import { lockWorktree, WorktreeError } from "../coding/worktree.js";
 import { cleanText, cleanWorktrees } from "../coding/session/clean.js";

@@ -3,11 +3,7 @@
  * shared `.pulse/pulse.db`, the PostgreSQL store's schema, or memory), the profile, the runtime with the embedded defaults, the
  * agent driver a session names, and the notifier's channels.
  */
-import { runChecks } from "../../adapters/agents/cli/checks.js";
 import { dirname, resolve } from "node:path";
-import { availablePresets, createDriver } from "../../adapters/agents/create-driver.js";
-import { AgentsConfigError } from "../../adapters/agents/cli/preset-config.js";
-import { findOnPath } from "../../adapters/agents/cli/probe.js";
 import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { MemoryAgentProcesses } from "../../adapters/memory/agent-processes.js";
@@ -19,10 +15,9 @@ import { desktopChannel, Notifier, terminalChannel, webhookChannel, type Notifie
 import { ChannelSpecError, channelOf } from "../coding/notify/channels.js";
 import { loadSessionProfile, type SessionProfile } from "../coding/session/profile.js";
 import type { SessionRecord, SessionRecords } from "../coding/session/records.js";
-import { SessionRunner } from "../coding/session/runner.js";
+import type { SessionRunner } from "../coding/session/runner.js";
 import { SessionInputError, SessionService, type SessionDraft } from "../coding/session/service.js";
 import { worktreesDir } from "../coding/session/workspace.js";
-import { createRuntime } from "../embedded.js";
 import { StoreError } from "../store/contracts.js";
 import { UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
@@ -56,6 +51,11 @@ export interface Sessions {
 }
 
 export { STORE_HELP } from "./serve-options.js";
+
+// Loaded when a session is started or run, never by `pulse session list` and the other readers:
+// the agent drivers (and the yaml parser their presets file needs), the runtime, the session runner.
+const agents = () => import("../../adapters/agents/create-driver.js");
+type Agents = Awaited<ReturnType<typeof agents>>;
 
 /** Where a command's sessions are recorded: --store, else $PULSE_STORE, else .pulse/pulse.db. */
 export type SessionStore = { kind: "memory" } | { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; flag: string };
@@ -139,6 +139,7 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
         ...(profile.notify.retryDelaysMs !== undefined ? { retryDelaysMs: profile.notify.retryDelaysMs } : {}),
         onError: (channel, e) => io.stderr(`pulse session: notification through ${channel} failed: ${e.message}\n`),
       });
+      const [{ SessionRunner }, { createRuntime }, { runChecks }, loaded] = await Promise.all([import("../coding/session/runner.js"), import("../embedded.js"), import("../../adapters/agents/cli/checks.js"), agents()]);
       const runner = await SessionRunner.create({
         runtime: await createRuntime(),
         records,
@@ -147,7 +148,7 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
         processes,
         reaper,
         checks: (commands, o) => runChecks(commands, { ...o, parentEnv: io.env }),
-        driverFor: (s) => driverFor(s, profile, storeArg, io, true),
+        driverFor: (s) => driverFor(loaded, s, profile, storeArg, io, true),
         ...(stateDir ? { stateDir } : {}),
       });
       return { runner, notifier };
@@ -165,14 +166,15 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
  * no endpoint), a script that is not one.
  */
 async function checkSession(draft: SessionDraft, profile: SessionProfile, storeArg: string | undefined, io: Pick<CliIO, "env" | "stderr">): Promise<void> {
+  const [loaded, { AgentsConfigError }, { findOnPath }] = await Promise.all([agents(), import("../../adapters/agents/cli/preset-config.js"), import("../../adapters/agents/cli/probe.js")]);
   try {
-    driverFor({ ...draft, context_strategy: "none" } as SessionRecord, profile, storeArg, io, false);
+    driverFor(loaded, { ...draft, context_strategy: "none" } as SessionRecord, profile, storeArg, io, false);
   } catch (e) {
     // A bad presets file is named by the variable that points at it, not by --driver.
     const field = e instanceof AgentsConfigError ? "PULSE_AGENTS_CONFIG" : draft.driver.name === "scripted" ? "script" : "driver";
     throw new SessionInputError(field, (e as Error).message);
   }
-  const missing = missingCli(draft.driver.name, io.env);
+  const missing = missingCli(draft.driver.name, io.env, loaded.availablePresets, findOnPath);
   if (missing) throw new SessionInputError("driver", missing);
 }
 
@@ -191,7 +193,7 @@ const INSTALL: Record<string, string> = {
  * A CLI preset whose command is not on PATH: found before the session is recorded, so a missing
  * agent never burns turns on ENOENT (each one "Continuing...", then "no progress").
  */
-export function missingCli(driver: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
+export function missingCli(driver: string, env: Readonly<Record<string, string | undefined>>, availablePresets: Agents["availablePresets"], findOnPath: (command: string, path: string | undefined) => string | undefined | null): string | undefined {
   if (driver === "scripted" || driver === "openai") return undefined;
   const configured = availablePresets(undefined, env)[driver];
   if (!configured) return undefined;
@@ -206,7 +208,7 @@ export function missingCli(driver: string, env: Readonly<Record<string, string |
  * profile's MCP servers, by default pulse's own session server: read-only, and limited to this session
  * (its history: pulse_status). An agent must never steer, or even see, the other sessions.
  */
-function driverFor(s: SessionRecord, profile: SessionProfile, storeArg: string | undefined, io: Pick<CliIO, "env" | "stderr">, warn: boolean) {
+function driverFor({ createDriver }: Agents, s: SessionRecord, profile: SessionProfile, storeArg: string | undefined, io: Pick<CliIO, "env" | "stderr">, warn: boolean) {
   const wantsMcp = s.context_strategy === "mcp" || s.context_strategy === "hybrid";
   if (warn && wantsMcp && (s.driver.name === "scripted" || s.driver.name === "openai")) {
     io.stderr(`pulse session: the ${s.driver.name} driver takes no MCP servers: with the ${s.context_strategy} context strategy it gets ${s.context_strategy === "hybrid" ? "the prefetched context only" : "no context beyond the goal"}\n`);

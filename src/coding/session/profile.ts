@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import type { ErrorObject } from "ajv";
+import { validateSessionProfile } from "../../validator/generated/session-profile.generated.js";
 import { resolveLimits, type Limits } from "../limits.js";
 import type { ChannelKind, ChannelSettings } from "../notify/channels.js";
 import type { ContextStrategy } from "./records.js";
@@ -55,9 +56,9 @@ export function packageFile(relative: string): string {
 
 export const SESSION_MANIFEST = "manifests/coding/session.yaml";
 export const SESSION_PROFILE = "profiles/coding/session.profile.json";
-const PROFILE_SCHEMA = "profiles/coding/session.profile.schema.json";
 
-let validate: ReturnType<Ajv2020["compile"]> | undefined;
+/** Compiled at build time (scripts/generate-validators.mjs) with the options it had at run time: all errors, no formats. */
+const validate = validateSessionProfile as unknown as ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 /** Loads and validates a profile (the shipped one by default). */
 export function loadSessionProfile(path: string = packageFile(SESSION_PROFILE)): SessionProfile {
@@ -71,10 +72,6 @@ export function loadSessionProfile(path: string = packageFile(SESSION_PROFILE)):
 }
 
 export function parseSessionProfile(value: unknown, where = "profile"): SessionProfile {
-  if (!validate) {
-    const ajv = new Ajv2020({ allErrors: true, strict: false });
-    validate = ajv.compile(JSON.parse(readFileSync(packageFile(PROFILE_SCHEMA), "utf8")));
-  }
   if (!validate(value)) {
     const e = validate.errors![0]!;
     const field = e.instancePath || "/";

@@ -21,6 +21,7 @@ import { packageFile, SESSION_LOOP_ID, SESSION_MANIFEST, type SessionProfile } f
 import { isFinished, type SessionPatch, type SessionRecord, type SessionRecords } from "./records.js";
 import { excludeFromRepo, processAlive, useBranch } from "./repo.js";
 import { SessionEventLog } from "./event-log.js";
+import { SessionError } from "./session-error.js";
 import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
 
@@ -42,15 +43,7 @@ export interface SessionRunnerOptions {
   eventFlushMs?: number;
 }
 
-export class SessionError extends Error {
-  constructor(
-    readonly code: "NOT_FOUND" | "FINISHED" | "RUNNING" | "LOCKED",
-    message: string,
-  ) {
-    super(message);
-    this.name = "SessionError";
-  }
-}
+export { SessionError };
 
 export class SessionRunner {
   private constructor(
