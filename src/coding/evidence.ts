@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { currentBranch, dirtyPaths, git, headSha } from "./git.js";
+import { git, gitStatus } from "./git.js";
 
 export interface EvidenceStart {
   /** HEAD when the iteration started; null in a repository without commits. */
@@ -34,28 +34,40 @@ export interface WorkspaceEvidence {
 }
 
 export async function startEvidence(cwd: string): Promise<EvidenceStart> {
-  const [startSha, branch, dirty] = await Promise.all([headSha(cwd), currentBranch(cwd), dirtyPaths(cwd)]);
-  return { startSha, branch, dirtyAtStart: await fingerprints(cwd, dirty) };
+  const { head, branch, paths } = await gitStatus(cwd);
+  return { startSha: head, branch, dirtyAtStart: await fingerprints(cwd, paths) };
+}
+
+/** The paths changed since the start and not committed: collectEvidence's filesUncommitted (unsorted), for less. */
+export async function uncommittedSince(cwd: string, start: EvidenceStart): Promise<string[]> {
+  return changedAgain(cwd, start, (await gitStatus(cwd)).paths);
+}
+
+/** A path dirty at the start counts only if it changed again since: only those need fingerprints. */
+async function changedAgain(cwd: string, start: EvidenceStart, dirty: string[]): Promise<string[]> {
+  const before = start.dirtyAtStart;
+  const compared = dirty.filter((p) => before[p] !== undefined);
+  const now = compared.length > 0 ? await fingerprints(cwd, compared) : {};
+  return dirty.filter((p) => before[p] === undefined || before[p] !== now[p]);
 }
 
 export async function collectEvidence(cwd: string, start: EvidenceStart): Promise<WorkspaceEvidence> {
-  const [head, branch, dirty] = await Promise.all([headSha(cwd), currentBranch(cwd), dirtyPaths(cwd)]);
+  const { head, branch, paths: dirty, untracked } = await gitStatus(cwd);
   const moved = head !== null && head !== start.startSha;
   const range = start.startSha ? `${start.startSha}..HEAD` : "HEAD";
   const commits: Commit[] = [];
-  let filesCommitted: string[] = [];
-  if (moved) {
-    const log = await git(cwd, ["log", "--format=%H%x00%s", range]);
-    for (const line of log.stdout.split("\n").filter(Boolean)) {
-      const [sha, subject] = line.split("\0");
-      commits.push({ sha: sha!, subject: subject ?? "" });
-    }
-    const names = start.startSha ? await git(cwd, ["diff", "--name-only", "-z", start.startSha, "HEAD"]) : await git(cwd, ["ls-tree", "-r", "--name-only", "-z", "HEAD"]);
-    filesCommitted = names.stdout.split("\0").filter(Boolean);
+  // Read-only git commands, independent of each other: run side by side rather than one after another.
+  const [log, names, filesUncommitted, numstat] = await Promise.all([
+    moved ? git(cwd, ["log", "--format=%H%x00%s", range]) : undefined,
+    moved ? (start.startSha ? git(cwd, ["diff", "--name-only", "-z", start.startSha, "HEAD"]) : git(cwd, ["ls-tree", "-r", "--name-only", "-z", "HEAD"])) : undefined,
+    changedAgain(cwd, start, dirty),
+    start.startSha ? git(cwd, ["diff", "--numstat", "-z", start.startSha]) : undefined,
+  ]);
+  for (const line of log?.stdout.split("\n").filter(Boolean) ?? []) {
+    const [sha, subject] = line.split("\0");
+    commits.push({ sha: sha!, subject: subject ?? "" });
   }
-  // A path dirty at the start counts only if it changed again since.
-  const now = await fingerprints(cwd, dirty);
-  const filesUncommitted = dirty.filter((p) => start.dirtyAtStart[p] === undefined || start.dirtyAtStart[p] !== now[p]);
+  const filesCommitted = names?.stdout.split("\0").filter(Boolean) ?? [];
   const filesChanged = [...new Set([...filesCommitted, ...filesUncommitted])].sort();
   return {
     startSha: start.startSha,
@@ -65,20 +77,19 @@ export async function collectEvidence(cwd: string, start: EvidenceStart): Promis
     filesCommitted: filesCommitted.sort(),
     filesUncommitted: filesUncommitted.sort(),
     filesChanged,
-    diffStat: await diffStat(cwd, start.startSha, filesUncommitted),
+    diffStat: await diffStat(cwd, numstat?.stdout, filesUncommitted, untracked),
     progress: moved || filesUncommitted.length > 0,
   };
 }
 
-/** Insertions and deletions from the start to the working tree, untracked files counted by lines. */
-async function diffStat(cwd: string, base: string | null, uncommitted: string[]): Promise<WorkspaceEvidence["diffStat"]> {
+/** Insertions and deletions from the start to the working tree (`numstat`: git diff --numstat -z from the start), untracked files counted by lines. */
+async function diffStat(cwd: string, numstat: string | undefined, uncommitted: string[], untracked: string[]): Promise<WorkspaceEvidence["diffStat"]> {
   let insertions = 0;
   let deletions = 0;
   const files = new Set<string>();
-  if (base) {
-    const { stdout } = await git(cwd, ["diff", "--numstat", "-z", base]);
+  if (numstat !== undefined) {
     // -z numstat: "ins\tdel\tpath\0", or "ins\tdel\t\0from\0to\0" for renames.
-    const parts = stdout.split("\0");
+    const parts = numstat.split("\0");
     for (let i = 0; i < parts.length; i++) {
       const m = /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(parts[i]!);
       if (!m) continue;
@@ -88,7 +99,6 @@ async function diffStat(cwd: string, base: string | null, uncommitted: string[])
       else files.add(parts[(i += 2)]!);
     }
   }
-  const untracked = (await git(cwd, ["ls-files", "--others", "--exclude-standard", "-z"])).stdout.split("\0").filter(Boolean);
   for (const path of untracked) {
     if (!uncommitted.includes(path) || files.has(path)) continue;
     files.add(path);

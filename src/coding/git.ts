@@ -53,6 +53,67 @@ export async function dirtyPaths(cwd: string): Promise<string[]> {
   return out;
 }
 
+export interface GitStatus {
+  /** The commit HEAD points at, or null in a repository without commits. */
+  head: string | null;
+  /** The checked-out branch, or null when HEAD is detached. */
+  branch: string | null;
+  /** Paths changed in the working tree and index, untracked included (not ignored ones), as dirtyPaths lists them. */
+  paths: string[];
+  /** The untracked ones among them (what `git ls-files --others --exclude-standard` lists). */
+  untracked: string[];
+}
+
+/**
+ * HEAD, branch and changed paths from one `git status --porcelain=v2 --branch` (instead of
+ * rev-parse, symbolic-ref, status and ls-files: each spawn from Node costs milliseconds).
+ */
+export async function gitStatus(cwd: string): Promise<GitStatus> {
+  const { stdout } = await git(cwd, ["status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=all"]);
+  let head: string | null = null;
+  let branch: string | null = null;
+  let detached = false;
+  const paths: string[] = [];
+  const untracked: string[] = [];
+  const parts = stdout.split("\0");
+  for (let i = 0; i < parts.length; i++) {
+    const entry = parts[i]!;
+    switch (entry[0]) {
+      case "#":
+        if (entry.startsWith("# branch.oid ")) head = entry === "# branch.oid (initial)" ? null : entry.slice(13);
+        else if (entry.startsWith("# branch.head ")) {
+          branch = entry.slice(14);
+          detached = branch === "(detached)";
+        }
+        break;
+      case "1": // 1 XY sub mH mI mW hH hI path
+        paths.push(field(entry, 8));
+        break;
+      case "2": // 2 XY sub mH mI mW hH hI Xscore path, then the rename's source
+        paths.push(field(entry, 9));
+        i++;
+        break;
+      case "u": // u XY sub m1 m2 m3 mW h1 h2 h3 path
+        paths.push(field(entry, 10));
+        break;
+      case "?":
+        paths.push(entry.slice(2));
+        untracked.push(entry.slice(2));
+        break;
+    }
+  }
+  // "(detached)" is also a valid branch name: only then ask git which it is.
+  if (detached) branch = await currentBranch(cwd);
+  return { head, branch, paths, untracked };
+}
+
+/** What follows the first `n` space-separated fields (a path may itself hold spaces). */
+function field(entry: string, n: number): string {
+  let at = 0;
+  for (let k = 0; k < n; k++) at = entry.indexOf(" ", at) + 1;
+  return entry.slice(at);
+}
+
 /** An author for commits the kit makes, so a machine without git identity still commits. */
 export const KIT_IDENTITY = ["-c", "user.name=pulse", "-c", "user.email=pulse@localhost"];
 

@@ -129,8 +129,9 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
 }
 
 /** Commits everything in the worktree (untracked included). Returns the new sha, or null when there was nothing and `allowEmpty` is off. */
-export async function checkpoint(worktreePath: string, message: string, options: { allowEmpty?: boolean } = {}): Promise<string | null> {
-  const dirty = (await dirtyPaths(worktreePath)).length > 0;
+export async function checkpoint(worktreePath: string, message: string, options: { allowEmpty?: boolean; dirty?: boolean } = {}): Promise<string | null> {
+  // `dirty`: the caller has just seen changed paths (git status), so asking again is a spawn wasted.
+  const dirty = options.dirty ?? (await dirtyPaths(worktreePath)).length > 0;
   if (!dirty && !options.allowEmpty) return null;
   if (dirty) await git(worktreePath, ["add", "-A"]);
   return commit(worktreePath, message, { allowEmpty: !dirty });

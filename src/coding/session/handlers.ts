@@ -18,7 +18,7 @@ import { randomUUID } from "node:crypto";
 import { createHash } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
 import { totalTokens, type SpawnInfo } from "../../agents/contract.js";
-import { collectEvidence, startEvidence } from "../evidence.js";
+import { collectEvidence, startEvidence, uncommittedSince } from "../evidence.js";
 import { phaseAuditSink } from "../audit-sink.js";
 import { resolveSignal } from "../signals.js";
 import { resolveAnchor, type Turn } from "./anchors.js";
@@ -237,10 +237,10 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       // A turn stopped by abort or a signal to pulse leaves its work to the recovery commit, which says so.
       const stopped = result.status === "aborted" || run.controller.signal.aborted || run.interrupted !== undefined;
       if (run.profile.extract.autoCommit && mayCommit && !stopped) {
-        const left = await collectEvidence(cwd, turn.start);
-        if (left.filesUncommitted.length > 0) {
+        const left = await uncommittedSince(cwd, turn.start);
+        if (left.length > 0) {
           const what = summarize(result.text || words, result.error?.message ?? "work in progress", 72);
-          await checkpoint(cwd, `chore(pulse): iteration ${turn.iteration}: ${what}\n\nPulse-Session: ${s.id}\nPulse-Iteration: ${turn.iteration}`);
+          await checkpoint(cwd, `chore(pulse): iteration ${turn.iteration}: ${what}\n\nPulse-Session: ${s.id}\nPulse-Iteration: ${turn.iteration}`, { dirty: true });
         }
       }
       const evidence = await collectEvidence(cwd, turn.start);
