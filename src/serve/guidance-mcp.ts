@@ -41,14 +41,11 @@ const decisionShape = {
 
 const ackShape = { accepted: z.boolean(), acknowledged_event_id: z.string().nullable(), plan_sha256: z.string().nullable(), reason: z.string() };
 
-export function createGuidanceMcpServer(sidecar: GuidanceSidecar): McpServer {
-  const server = new McpServer({ name: "pulse-guidance", version: VERSION }, { instructions: AGENT_RULE });
-  server.registerResource(
-    "context",
-    CONTEXT_URI,
-    { title: "pulse guidance context", description: "The task, guidance, constraints and plan (quoted as data), the interrupt status and the recent events.", mimeType: "text/markdown" },
-    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: await sidecar.context() }] }),
-  );
+/**
+ * The two tools, on any server: `sidecarOf` gives the sidecar they answer for (the session's,
+ * for the server an agent of a session is handed).
+ */
+export function registerGuidanceTools(server: McpServer, sidecarOf: () => Promise<GuidanceSidecar>): void {
   server.registerTool(
     "pulse_should_interrupt",
     {
@@ -58,7 +55,7 @@ export function createGuidanceMcpServer(sidecar: GuidanceSidecar): McpServer {
     },
     async ({ last_seen_event_id }) => {
       try {
-        return json(await sidecar.shouldInterrupt(last_seen_event_id ?? null));
+        return json(await (await sidecarOf()).shouldInterrupt(last_seen_event_id ?? null));
       } catch (e) {
         return failure(e);
       }
@@ -74,12 +71,23 @@ export function createGuidanceMcpServer(sidecar: GuidanceSidecar): McpServer {
     },
     async ({ event_id }) => {
       try {
-        return json(await sidecar.ack(event_id));
+        return json(await (await sidecarOf()).ack(event_id));
       } catch (e) {
         return failure(e);
       }
     },
   );
+}
+
+export function createGuidanceMcpServer(sidecar: GuidanceSidecar): McpServer {
+  const server = new McpServer({ name: "pulse-guidance", version: VERSION }, { instructions: AGENT_RULE });
+  server.registerResource(
+    "context",
+    CONTEXT_URI,
+    { title: "pulse guidance context", description: "The task, guidance, constraints and plan (quoted as data), the interrupt status and the recent events.", mimeType: "text/markdown" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: await sidecar.context() }] }),
+  );
+  registerGuidanceTools(server, async () => sidecar);
   server.registerPrompt("pulse_replan", { description: "Replan under the latest guidance before continuing." }, () => ({
     messages: [{ role: "user", content: { type: "text", text: REPLAN_PROMPT } }],
   }));

@@ -323,14 +323,14 @@ describe("what pulse serve starts", () => {
 });
 
 describe("the MCP server an agent of a session is given (--context mcp)", () => {
-  it("serves only pulse_signal and pulse_status, of its own session only", async () => {
+  it("serves only pulse_signal, pulse_status and the guidance tools, of its own session only", async () => {
     const list = await raw(srv.port, "GET", "/api/pulse", {});
     const [own, other] = list.json.sessions as { id: string }[];
     expect(own && other).toBeTruthy();
     const client = new Client({ name: "agent", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", join(dir, "pulse.db"), "--session", own!.id], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot() }, stderr: "pipe" }));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_signal", "pulse_status"]);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_ack_replan", "pulse_should_interrupt", "pulse_signal", "pulse_status"]);
       const signalled = await client.callTool({ name: "pulse_signal", arguments: { signal: "COMPLETE" } });
       expect(signalled.isError).toBeFalsy();
       const blocked = await client.callTool({ name: "pulse_signal", arguments: { signal: "BLOCKED" } });

@@ -34,7 +34,8 @@ export async function steerSession(records: SessionRecords, id: string, text: un
   if (!s) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
   if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is ${s.status}: there is nothing left to steer`);
   const workdir = workdirOf(s);
-  if (!existsSync(workdir)) throw new SessionStateError("NOT_RUNNING", `session ${s.id} has no working directory yet (${workdir}): steer it once it has started`);
+  // A worktree is made when the session starts and removed when it blocks: guidance written then would be lost with it.
+  if (!existsSync(workdir)) throw new SessionStateError("NOT_RUNNING", `session ${s.id} has no working directory now (${workdir} is made when it runs): steer it once it runs (pulse session resume ${s.id.slice(0, 8)})`);
   const gate = await GuidanceGate.open(workdir);
   const event = await gate.steer(guidance);
   await records.appendEvents(s.id, [{ at: new Date().toISOString(), type: "guidance.steered", data: { session_id: s.id, event_id: event.id, by, text: guidance, file: event.path, sha256: event.sha256 } }]);
