@@ -73,6 +73,11 @@ describe("steering a session served by pulse serve", () => {
     expect(guidance[0]!.data).toMatchObject({ event_id: evt, by: "api", text: "Keep the public API stable." });
     expect(guidance[2]!.data.ack).toMatchObject({ accepted: true, acknowledged_event_id: evt, plan_sha256: sha(PLAN), via: "tool" });
 
+    // The live view of the records (what pulse session logs --events prints) shows each of them.
+    const view = runBin("pulse", ["session", "logs", "--store", store, id, "--events"], { cwd: repo, env: { PULSE_WORKTREES: worktreesRoot() } });
+    expect(view.stdout).toContain(`  ✎ steered by api (event ${evt}): "Keep the public API stable."\n`);
+    expect(view.stdout).toContain(`  ⏸ guidance changed (.pulse/guidance.md): iteration 2 replans first (event ${evt})\n`);
+    expect(view.stdout).toContain(`  ✓ replan acknowledged (event ${evt}, plan ${sha(PLAN).slice(0, 12)}, via tool)\n`);
     // Finished: REST 409, MCP a tool error, the CLI exit 1, each saying so.
     expect(await call("POST", `/api/pulse/${id}/steer`, { text: "more" })).toMatchObject({ status: 409, body: { error: { code: "FINISHED" } } });
     const client = new Client({ name: "test", version: "1.0.0" });

@@ -13,7 +13,31 @@ import { describe, expect, it } from "vitest";
 import { steerSession } from "../../src/coding/session/steer.js";
 import { SessionInputError, SessionStateError } from "../../src/coding/session/service.js";
 import type { SessionEvent } from "../../src/coding/session/run-state.js";
+import { MemorySessionRecords } from "../../adapters/memory/session-records.js";
+import { ScriptedDriver } from "../../adapters/agents/scripted/scripted-driver.js";
+import type { Script } from "../../adapters/agents/scripted/script.js";
+import { createRuntime } from "../../src/embedded.js";
+import { loadSessionProfile } from "../../src/coding/session/profile.js";
+import { SessionRunner } from "../../src/coding/session/runner.js";
+import type { AuditEvent } from "../../src/substrates/contracts.js";
 import { harness, newSession, tempRepos } from "../session/helpers.js";
+
+/** A runner whose runtime the test keeps, to read the session's audit trail. */
+async function audited(script: Script) {
+  const runtime = await createRuntime();
+  const records = new MemorySessionRecords();
+  const driver = new ScriptedDriver(script);
+  const runner = await SessionRunner.create({ runtime, records, profile: loadSessionProfile(), driverFor: () => driver });
+  const traces: string[] = [];
+  runtime.events.subscribe((e) => {
+    if (e.type === "iteration.started" && e.loop_id === "coding.pulse_session") traces.push(e.trace_id);
+  });
+  const audit = async (workspace: string): Promise<AuditEvent[]> => {
+    const substrate = runtime.registry.resolve("audit", "memory://coding/audit/{ws_id}");
+    return (await Promise.all(traces.map((trace_id) => substrate.query_by_trace({ trace_id }, { trace_id, workspace_id: workspace })))).flat();
+  };
+  return { runner, records, driver, audit };
+}
 
 const repo = tempRepos();
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -23,7 +47,7 @@ const PLAN = "# Plan\n\n1. Write the module in TypeScript.\n";
 describe("steering a session", () => {
   it("holds before the next iteration, replans, acknowledges with the plan's hash, and continues under the new guidance", async () => {
     const dir = repo();
-    const h = await harness({
+    const h = await audited({
       steps: [
         { match: { iteration: 1 }, delayMs: 600, files: { "src/greet.js": "export const greet = 1;\n" }, commit: "feat: greet", text: "Started in JavaScript. <signal>CONTINUE</signal>" },
         { match: { iteration: 2 }, files: { ".pulse/plan.md": PLAN }, toolCalls: [ACK], text: "Replanned for TypeScript. <signal>CONTINUE</signal>" },
@@ -65,6 +89,13 @@ describe("steering a session", () => {
     expect(events.find((e) => e.type === "guidance.steered")!.data).toMatchObject({ event_id: evt, by: "cli", text: expect.stringContaining("Use TypeScript") });
     expect(events.find((e) => e.type === "guidance.held")!.data).toMatchObject({ iteration: 2, event_id: evt, files: [".pulse/guidance.md"] });
     expect(events.find((e) => e.type === "guidance.acknowledged")!.data).toMatchObject({ iteration: 2, ack: { accepted: true, acknowledged_event_id: evt, plan_sha256: sha(PLAN), via: "tool" } });
+    // The runtime's audit trail: the hold and the ack with the plan hash, each in its phase.
+    const trail = (await h.audit(id)).filter((e) => e.event_type.startsWith("guidance."));
+    expect(trail.map((e) => [e.event_type, e.phase_id, e.data?.event_id])).toEqual([
+      ["guidance.held", "build_context", evt],
+      ["guidance.acknowledged", "record_branch", evt],
+    ]);
+    expect(trail[1]!.data).toMatchObject({ accepted: true, plan_sha256: sha(PLAN), via: "tool", iteration: 2 });
     // pulse's guidance files stay out of the session's commits.
     expect(execFileSync("git", ["show", "--stat", "--format=", "HEAD~1"], { cwd: dir, encoding: "utf8" })).not.toContain(".pulse");
     expect(execFileSync("git", ["status", "--porcelain"], { cwd: dir, encoding: "utf8" })).toBe("");

@@ -193,7 +193,10 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const record = retried ? await run.records.updateIteration(retried.id, { ...fresh, ...fields }) : await run.records.addIteration({ id: randomUUID(), session_id: s.id, iteration_number: iteration, ...fresh, ...fields });
       run.session = await run.records.update(s.id, { current_iteration: iteration });
       run.emit({ type: "iteration.started", session_id: s.id, iteration, max: s.max_iterations, anchor });
-      if (replan) run.emit({ type: "guidance.held", session_id: s.id, iteration, event_id: replan.event_id, files: replan.files });
+      if (replan) {
+        await phaseAuditSink(ctx)("guidance.held", { event_id: replan.event_id, files: replan.files, iteration });
+        run.emit({ type: "guidance.held", session_id: s.id, iteration, event_id: replan.event_id, files: replan.files });
+      }
       return { session_id: s.id, iteration, iteration_id: record.id, slice_ids: sliceIds, anchor_depth: anchor.depth, replan, prompt, query: s.goal, node_ids: sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice };
     },
 

@@ -23,6 +23,7 @@ export type SessionEvent =
   | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[]; receipt?: LedgerEntry }
   | { type: "verify.baseline"; session_id: string; checks: CheckBaseline[] }
   | { type: "session.waiting"; session_id: string; iteration: number; until: string; message: string }
+  | { type: "guidance.steered"; session_id: string; event_id: string; by: string; text: string; file: string; sha256: string | null }
   | { type: "guidance.held"; session_id: string; iteration: number; event_id: string; files: string[] }
   | { type: "guidance.acknowledged"; session_id: string; iteration: number; ack: ReplanAck }
   | { type: "session.finished"; session: SessionRecord };

@@ -12,6 +12,7 @@ import { GuidanceGate } from "../guidance/gate.js";
 import { isFinished, type CreatedBy, type SessionRecord, type SessionRecords } from "./records.js";
 import { SessionInputError, SessionStateError } from "./service.js";
 import { workdirOf } from "./workspace.js";
+import type { SessionEvent } from "./run-state.js";
 
 export const MAX_STEER_CHARS = 20_000;
 
@@ -38,6 +39,6 @@ export async function steerSession(records: SessionRecords, id: string, text: un
   if (!existsSync(workdir)) throw new SessionStateError("NOT_RUNNING", `session ${s.id} has no working directory now (${workdir} is made when it runs): steer it once it runs (pulse session resume ${s.id.slice(0, 8)})`);
   const gate = await GuidanceGate.open(workdir);
   const event = await gate.steer(guidance);
-  await records.appendEvents(s.id, [{ at: new Date().toISOString(), type: "guidance.steered", data: { session_id: s.id, event_id: event.id, by, text: guidance, file: event.path, sha256: event.sha256 } }]);
+  await records.appendEvents(s.id, [{ at: new Date().toISOString(), type: "guidance.steered", data: { type: "guidance.steered", session_id: s.id, event_id: event.id, by, text: guidance, file: event.path, sha256: event.sha256 } satisfies SessionEvent }]);
   return { session: s, event, file: gate.sidecar.paths.file("guidance.md") };
 }
