@@ -113,6 +113,16 @@ export function addGuidanceCommands(guidance: Command, io: CliIO): void {
       }),
     );
 
+  withProject(guidance.command("hook"))
+    .description("What the hooks pulse installs in an agent CLI run (claude's PreToolUse and Stop) call: reads the hook's JSON on stdin; exit 2 with the reason on stderr blocks a mutating tool call (or the stop) while a replan is pending, exit 0 lets it go on.")
+    .argument("<event>", "pre-tool-use or stop")
+    .action((event: string, opts: ProjectOpts, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const { runGuidanceHook } = await import("./guidance-hook.js");
+        return runGuidanceHook(event, resolve(io.cwd, opts.project ?? "."), io);
+      }),
+    );
+
   withProject(guidance.command("log"))
     .description("The recorded changes (.pulse/events.jsonl), oldest first.")
     .option("--limit <n>", "only the latest N")
