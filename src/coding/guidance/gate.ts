@@ -40,8 +40,9 @@ export class GuidanceGate {
   /** The gate of `workdir`'s `.pulse/` (created when missing; kept out of git, which sees it as pulse's state). */
   static async open(workdir: string, runtime?: Runtime): Promise<GuidanceGate> {
     const sidecar = await GuidanceSidecar.open({ root: workdir, ...(runtime ? { runtime } : {}) });
-    sidecar.init();
+    // Excluded before anything is written: a checkout never looks dirty because of pulse's files.
     await excludeFromRepo(workdir, sidecar.paths.dir).catch(() => undefined);
+    sidecar.init();
     return new GuidanceGate(sidecar);
   }
 
