@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { CliDriver } from "../../adapters/agents/cli/cli-driver.js";
 import { BUILTIN_PRESETS } from "../../adapters/agents/cli/presets.js";
 import { runBin } from "../cli/run-bin.js";
+import { gitRepo, removeDir, worktreesRoot } from "../session/helpers.js";
 import { project } from "./helpers.js";
 import { BIN } from "./serve-process.js";
 
@@ -88,4 +89,28 @@ describe("pulse guidance hook", () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^pulse guidance hook: the hook input is not JSON .*; the call goes on\n$/);
   }, 60_000);
+});
+
+describe("a session with a claude agent", () => {
+  it("installs the hooks in the agent's run: a change mid-turn is replanned and acknowledged inside the turn, and the session goes on without a held iteration", async () => {
+    const repo = gitRepo();
+    try {
+      const config = join(repo, ".git", "agents.yaml");
+      writeFileSync(config, `presets:\n  hooked:\n    extends: claude\n    command: ${HOOKED}\n    env: { FAKE_STEER: start, FAKE_PULSE: "${process.execPath} ${BIN}" }\n`);
+      const store = join(repo, ".git", "pulse.db");
+      const env = { PULSE_AGENTS_CONFIG: config, PULSE_WORKTREES: worktreesRoot() };
+      const r = runBin("pulse", ["session", "start", "--goal", "Write src/app.js", "--repo", repo, "--in-place", "--driver", "hooked", "--max-iterations", "2", "--store", store], { cwd: repo, env });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const [s] = JSON.parse(runBin("pulse", ["session", "list", "--store", store, "--json"], { cwd: repo, env }).stdout) as { id: string; status: string; current_iteration: number }[];
+      expect(s).toMatchObject({ status: "complete", current_iteration: 1 });
+      const detail = JSON.parse(runBin("pulse", ["session", "status", s!.id, "--store", store, "--json"], { cwd: repo, env }).stdout);
+      expect(detail.iterations[0].output_full).toMatch(/^blocked Write src\/app\.js\ndid Write \.pulse\/plan\.md\ndid Bash pulse guidance ack evt_\S+\ndid Write src\/app\.js\n/);
+      const state = JSON.parse(readFileSync(join(repo, ".pulse/state.json"), "utf8"));
+      expect(state.last_acknowledged_plan_sha256).toBe(sha(PLAN));
+      const events = runBin("pulse", ["session", "logs", s!.id, "--store", store, "--events", "--json"], { cwd: repo, env }).stdout;
+      expect(events).not.toContain("guidance.held");
+    } finally {
+      removeDir(repo);
+    }
+  }, 90_000);
 });
