@@ -30,8 +30,12 @@ export interface HeldReplan {
 /** How a held replan ended after the agent's turn. */
 export interface ReplanAck extends AckDecision {
   event_id: string;
-  /** `tool`: a pulse_ack_replan call in the turn; `mcp`: acknowledged through the served tool during it; `none`. */
-  via: "tool" | "mcp" | "none";
+  /**
+   * `tool`: a pulse_ack_replan call among the turn's tool calls, judged after it; `served`:
+   * acknowledged during the turn through the sidecar itself (the MCP tool pulse serves the agent,
+   * or `pulse guidance ack`); `none`.
+   */
+  via: "tool" | "served" | "none";
 }
 
 export class GuidanceGate {
@@ -69,7 +73,7 @@ export class GuidanceGate {
       const id = typeof call.arguments.event_id === "string" ? call.arguments.event_id : undefined;
       return { ...(await this.sidecar.ack(id)), event_id: held.event_id, via: "tool" };
     }
-    if (state.last_acknowledged_event_id === held.event_id) return { accepted: true, acknowledged_event_id: held.event_id, plan_sha256: state.last_acknowledged_plan_sha256, reason: "Acknowledged through pulse_ack_replan during the turn.", event_id: held.event_id, via: call ? "tool" : "mcp" };
+    if (state.last_acknowledged_event_id === held.event_id) return { accepted: true, acknowledged_event_id: held.event_id, plan_sha256: state.last_acknowledged_plan_sha256, reason: "Acknowledged during the turn.", event_id: held.event_id, via: call ? "tool" : "served" };
     return { accepted: false, acknowledged_event_id: null, plan_sha256: null, reason: `The turn ended without acknowledging ${held.event_id} (pulse_ack_replan was not called).`, event_id: held.event_id, via: "none" };
   }
 
