@@ -78,6 +78,14 @@ describe("steering a session served by pulse serve", () => {
     expect(view.stdout).toContain(`  ✎ steered by api (event ${evt}): "Keep the public API stable."\n`);
     expect(view.stdout).toContain(`  ⏸ guidance changed (.pulse/guidance.md): iteration 2 replans first (event ${evt})\n`);
     expect(view.stdout).toContain(`  ✓ replan acknowledged (event ${evt}, plan ${sha(PLAN).slice(0, 12)}, via tool)\n`);
+    // The store's chained audit trail holds the hold and the ack, each in its phase.
+    const audit = runBin("pulse", ["audit", "--store", `sqlite:${store}`, "--loop", "coding.pulse_session", "--json", "--limit", "1000"], { cwd: repo });
+    const trail = audit.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { event_type: string; phase_id: string; data: any }).filter((e) => e.event_type.startsWith("guidance."));
+    expect(trail.map((e) => [e.event_type, e.phase_id, e.data.event_id]), audit.stderr).toEqual([
+      ["guidance.held", "build_context", evt],
+      ["guidance.acknowledged", "record_branch", evt],
+    ]);
+    expect(trail[1]!.data).toMatchObject({ accepted: true, plan_sha256: sha(PLAN) });
     // Finished: REST 409, MCP a tool error, the CLI exit 1, each saying so.
     expect(await call("POST", `/api/pulse/${id}/steer`, { text: "more" })).toMatchObject({ status: 409, body: { error: { code: "FINISHED" } } });
     const client = new Client({ name: "test", version: "1.0.0" });
