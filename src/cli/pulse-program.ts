@@ -89,6 +89,11 @@ export async function main(): Promise<void> {
   // `pulse session …` runs from pulse-session.ts: here only its line in the help.
   program.command("session").description(SESSION_DESCRIPTION).allowUnknownOption();
 
+  if (process.argv[2] === "guidance") {
+    const { addGuidanceCommands } = await import("./guidance-command.js");
+    addGuidanceCommands(program.command("guidance"), io);
+  } else program.command("guidance").description("The guidance sidecar: change a running agent's direction through .pulse/ files, acknowledged and audited (pulse guidance --help).").allowUnknownOption();
+
   addServeOptions(program.command("serve"))
     .description(SERVE_DESCRIPTION)
     .addHelpText("after", SERVE_HELP)
