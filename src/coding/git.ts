@@ -87,14 +87,14 @@ export async function gitStatus(cwd: string): Promise<GitStatus> {
         }
         break;
       case "1": // 1 XY sub mH mI mW hH hI path
-        paths.push(field(entry, 8));
+        paths.push(afterFields(entry, 8));
         break;
       case "2": // 2 XY sub mH mI mW hH hI Xscore path, then the rename's source
-        paths.push(field(entry, 9));
+        paths.push(afterFields(entry, 9));
         i++;
         break;
       case "u": // u XY sub m1 m2 m3 mW h1 h2 h3 path
-        paths.push(field(entry, 10));
+        paths.push(afterFields(entry, 10));
         break;
       case "?":
         paths.push(entry.slice(2));
@@ -108,7 +108,7 @@ export async function gitStatus(cwd: string): Promise<GitStatus> {
 }
 
 /** What follows the first `n` space-separated fields (a path may itself hold spaces). */
-function field(entry: string, n: number): string {
+function afterFields(entry: string, n: number): string {
   let at = 0;
   for (let k = 0; k < n; k++) at = entry.indexOf(" ", at) + 1;
   return entry.slice(at);
