@@ -41,7 +41,7 @@ afterAll(() => setNamespacesAvailable(undefined));
 describe("discovery", () => {
   it("finds seed actions and Agent Skills folders with their arguments, timeouts and tags", () => {
     expect(problems).toEqual([]);
-    expect(actions.map((a) => a.name).sort()).toEqual(["add", "fetch-url", "fetch-url-net", "greet", "stubborn", "tcp-probe", "wipe", "word-count"]);
+    expect(actions.map((a) => a.name).sort()).toEqual(["add", "fetch-url", "fetch-url-net", "greet", "slow", "stubborn", "tcp-probe", "wipe", "word-count"]);
     expect(spec("word-count")).toMatchObject({ layout: "skill", entry: "scripts/count.mjs", timeout_sec: 10, arguments: [{ name: "file", type: "string", required: true }] });
     expect(spec("wipe").tags).toEqual(["write", "destructive"]);
     expect(spec("stubborn").timeout_sec).toBe(1);

@@ -59,13 +59,13 @@ export function envelope(type: EnvelopeType, payload: Record<string, unknown>, n
   return { type, id: randomUUID(), ts: now().toISOString(), payload };
 }
 
-/** Keeps the `keep` newest reports of `dir` (by modification time, then name), `current` always among them. */
+/** Keeps the `keep` newest reports of `dir` (by modification time, then name), `current` (perhaps not written yet) always among them. */
 export function rotateReports(dir: string, keep: number, current?: string): string[] {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith(".jsonl"))
+  const others = readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl") && join(dir, f) !== current)
     .map((f) => ({ path: join(dir, f), mtime: statSync(join(dir, f)).mtimeMs }))
-    .sort((a, b) => (a.path === current ? -1 : b.path === current ? 1 : b.mtime - a.mtime || b.path.localeCompare(a.path)));
-  const removed = files.slice(Math.max(1, keep)).map((f) => f.path);
+    .sort((a, b) => b.mtime - a.mtime || b.path.localeCompare(a.path));
+  const removed = others.slice(Math.max(0, keep - (current ? 1 : 0))).map((f) => f.path);
   for (const path of removed) rmSync(path, { force: true });
   return removed;
 }
