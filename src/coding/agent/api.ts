@@ -82,6 +82,16 @@ export interface Agent {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A run's report file in a home (no LLM, no store needed to read it). */
+export function reportPath(home: string, runId: string, config: AgentConfig = loadConfig(home)): string {
+  if (!UUID.test(runId)) throw new AgentError(`--run-id: ${JSON.stringify(runId)} is not a run id (a UUID)`);
+  return join(homePaths(home, config).logs, `${runId}.jsonl`);
+}
+
+export function reportSummary(home: string, runId: string): RunSummary {
+  return summarize(readReport(reportPath(home, runId)));
+}
+
 function llmsOf(o: AgentOptions, config: AgentConfig, home: string, env: Readonly<Record<string, string | undefined>>): { planner: Llm; decider: Llm } {
   if (o.llm) return { planner: o.llm, decider: o.llm };
   const driver = o.driver ?? "config";
@@ -110,7 +120,9 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   const config = o.config ?? loadConfig(home);
   const paths = homePaths(home, config);
   const workdir = resolve(o.workdir ?? process.cwd());
-  const { planner, decider } = llmsOf(o, config, home, env);
+  // Made when first needed: `pulse agent action` and `report` need no model.
+  let llms: { planner: Llm; decider: Llm } | undefined;
+  const models = () => (llms ??= llmsOf(o, config, home, env));
   const embeddings = embeddingsOf(config, home, env);
   const executor = o.executor ?? runActionProcess;
   let feedback: FeedbackStore;
@@ -131,16 +143,14 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       return abs;
     });
   const actions = () => discoverActions(paths.actions).actions;
-  const reportOf = (runId: string) => {
-    if (!UUID.test(runId)) throw new AgentError(`--run-id: ${JSON.stringify(runId)} is not a run id (a UUID)`);
-    return join(paths.logs, `${runId}.jsonl`);
-  };
+  const reportOf = (runId: string) => reportPath(home, runId, config);
 
   return {
     home,
     config,
     async ask(text, files = [], opts = {}) {
       if (!text.trim()) throw new AgentError("--request: the request is empty");
+      const { planner, decider } = models();
       const runId = opts.runId ?? randomUUID();
       const finished = runner.run({
         runId,
@@ -175,11 +185,11 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     async plan(request, files = []) {
       const guides = await screen(loadGuides([paths.guides]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
       const knowledge = await screen(loadKnowledge([paths.knowledge]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
-      return (await buildPlan(planner, { request, files: filesOf(files), guides: guides.map((g) => g.entry), knowledge: knowledge.map((k) => k.entry), actions: actions().map((a) => ({ name: a.name, description: a.description })), iteration: 1 })).plan;
+      return (await buildPlan(models().planner, { request, files: filesOf(files), guides: guides.map((g) => g.entry), knowledge: knowledge.map((k) => k.entry), actions: actions().map((a) => ({ name: a.name, description: a.description })), iteration: 1 })).plan;
     },
     async decide(plan) {
       const candidates = actions().map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, screen: 1 / (i + 1), feedback: 0, score: 1 / (i + 1) }));
-      return (await decide(decider, { plan, candidates, observations: [], iteration: 1 })).decision;
+      return (await decide(models().decider, { plan, candidates, observations: [], iteration: 1 })).decision;
     },
     async action(name, args) {
       const spec = actions().find((a) => a.name === name);

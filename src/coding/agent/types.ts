@@ -77,8 +77,8 @@ export interface ActionResult {
   /** How the process ended: exited, timeout (SIGTERM then SIGKILL on its group), invalid (never started), declined. */
   ended: "exited" | "timeout" | "invalid" | "declined" | "aborted" | "spawn_error";
   exit?: { code: number | null; signal: string | null };
-  /** How far the network was off: a network namespace, the in-process guard (Node actions), allowed (tagged `network`), or unenforced (a non-Node script where namespaces are unavailable). */
-  network: "namespace" | "guard" | "allowed" | "unenforced";
+  /** How far the network was off: a network namespace, the in-process guard (Node actions), allowed (tagged `network`), unenforced (a non-Node script where namespaces are unavailable), or none (it never started). */
+  network: "namespace" | "guard" | "allowed" | "unenforced" | "none";
   durationMs: number;
 }
 

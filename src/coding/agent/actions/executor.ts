@@ -28,8 +28,8 @@ export type ActionExecutor = (spec: ActionSpec, args: Record<string, unknown>, c
 
 export const newActionRunId = (): string => randomUUID();
 
-export function failedResult(spec: Pick<ActionSpec, "name" | "tags">, actionRunId: string, ended: ActionResult["ended"], error: string): ActionResult {
-  return { actionRunId, name: spec.name, status: "error", result: "", error, logs: [], stdout: "", stderr: "", ended, network: spec.tags.includes("network") ? "allowed" : "unenforced", durationMs: 0 };
+export function failedResult(spec: Pick<ActionSpec, "name">, actionRunId: string, ended: ActionResult["ended"], error: string): ActionResult {
+  return { actionRunId, name: spec.name, status: "error", result: "", error, logs: [], stdout: "", stderr: "", ended, network: "none", durationMs: 0 };
 }
 
 /** Validates, then runs: a bad argument is an error result with the reasons, and nothing is started. */
