@@ -6,6 +6,9 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { trigramVector } from "../../../bench/agent-retrieval-data.js";
+
+export { trigramVector };
 
 export interface Reply {
   status?: number;
@@ -13,19 +16,6 @@ export interface Reply {
   error?: string;
   delayMs?: number;
   headers?: Record<string, string>;
-}
-
-export function trigramVector(text: string, dims = 256): number[] {
-  const v = new Array<number>(dims).fill(0);
-  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    const w = `#${word}#`;
-    for (let i = 0; i + 3 <= w.length; i++) {
-      let h = 2166136261;
-      for (const c of w.slice(i, i + 3)) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
-      v[(h >>> 0) % dims]! += 1;
-    }
-  }
-  return v;
 }
 
 export interface ModelApi {

@@ -7,7 +7,7 @@
 const STOP = new Set("a an and are as at be by do for from has have how i in is it its me my of on or our please should so that the their then there this to was we what when where which who will with you your can into about need want".split(" "));
 
 export function stem(word: string): string {
-  for (const suffix of ["ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "ly", "s"]) {
+  for (const suffix of ["ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "ed", "ly", "s"]) {
     if (word.length > suffix.length + 2 && word.endsWith(suffix)) return suffix === "ies" || suffix === "ied" ? `${word.slice(0, -suffix.length)}y` : word.slice(0, -suffix.length);
   }
   return word;
