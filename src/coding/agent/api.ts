@@ -18,6 +18,7 @@ import { SqliteAgentFeedback } from "../../../adapters/sqlite/agent-feedback.js"
 import { SqliteAgentProcesses } from "../../../adapters/sqlite/agent-processes.js";
 import type { Script } from "../../../adapters/agents/scripted/script.js";
 import { createRuntime } from "../../embedded.js";
+import type { Runtime } from "../../runtime/runtime.js";
 import type { AgentProcesses } from "../agent-processes.js";
 import { packageFile } from "../session/profile.js";
 import { performAction, newActionRunId, type ActionExecutor } from "./actions/executor.js";
@@ -52,6 +53,8 @@ export interface AgentOptions {
   /** `memory:` keeps feedback in memory; else a SQLite file (default `<home>/agent.db`). */
   store?: string;
   config?: AgentConfig;
+  /** A runtime of one's own to host the loop in (its substrates, its audit); else an embedded one. */
+  runtime?: Runtime;
 }
 
 export interface AskOptions extends AgentHooks {
@@ -135,7 +138,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     feedback = SqliteAgentFeedback.open(path);
     processes = SqliteAgentProcesses.open(path);
   }
-  const runner = await AgentRunner.create(await createRuntime(), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs);
+  const runner = await AgentRunner.create(o.runtime ?? (await createRuntime()), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs);
   const filesOf = (files: readonly string[]) =>
     files.map((f) => {
       const abs = isAbsolute(f) ? f : resolve(workdir, f);
