@@ -12,6 +12,8 @@ import { readReport } from "../../src/coding/agent/report.js";
 import type { Envelope } from "../../src/coding/agent/types.js";
 import { decideStep, execute, planStep, rawDecider, script, tempHome } from "./helpers.js";
 import type { Script } from "../../adapters/agents/scripted/script.js";
+import { ScriptedDriver } from "../../adapters/agents/scripted/scripted-driver.js";
+import { DriverLlm } from "../../adapters/agents/llm/driver-llm.js";
 
 const TWO_STEPS = planStep([
   { id: "s1", desc: "write a greeting for Ada" },
@@ -184,5 +186,35 @@ describe("reports", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(readdirSync(join(home, "logs")).sort()).toEqual(ids.slice(1).map((id) => `${id}.jsonl`).sort());
+  });
+});
+
+describe("ask and wait", () => {
+  it("asks the person (the answer joins what the decider sees) and continues; nobody answering blocks the run", async () => {
+    const plan = planStep([{ id: "s1", desc: "greet someone" }]);
+    const asking = decideStep({ type: "ask", question: "Whom should I greet?", reason: "the request names nobody" });
+    const questions: string[] = [];
+    const { home, workdir } = tempHome();
+    const driver = new ScriptedDriver(script(plan, asking, execute("greet", { who: "Ada" }, "s1")));
+    const agent = await createAgent({ home, workdir, store: "memory:", llm: new DriverLlm(driver, join(home, "llm"), "coding.plan_decide_act") });
+    const outcome = await (await agent.ask("greet someone", [], { executionMode: "auto", askUser: async (q) => (questions.push(q), "Ada") })).finished;
+    expect(questions).toEqual(["Whom should I greet?"]);
+    expect(outcome.status).toBe("succeeded");
+    expect(driver.calls[2]!.prompt).toContain('- asked "Whom should I greet?": answered "Ada"');
+    const answered = { outcome, report: readReport(outcome.report) };
+    expect(answered.outcome.status).toBe("succeeded");
+    expect(answered.report.filter((e) => e.type === "progress_evaluated").map((e) => [e.payload.decision, e.payload.status])).toEqual([["ask", "continue"], ["execute", "terminate"]]);
+    const unanswered = await runOnce(script(plan, asking));
+    expect(unanswered.outcome).toMatchObject({ status: "blocked", reason: "impossible", message: 'asked "Whom should I greet?": no answer' });
+  });
+
+  it("waits with a growing backoff, and three waits in a row end the run blocked (exhausted)", async () => {
+    const plan = planStep([{ id: "s1", desc: "greet" }]);
+    const wait = decideStep({ type: "wait", reason: "the service is not up yet" });
+    const slept: number[] = [];
+    const r = await runOnce(script(plan, wait, wait, wait), {}, {}, { sleep: async (ms) => void slept.push(ms) });
+    expect(r.outcome).toMatchObject({ status: "blocked", reason: "exhausted" });
+    expect(slept).toEqual([1000, 2000, 4000]);
+    expect(r.report.filter((e) => e.type === "decision")).toHaveLength(3);
   });
 });

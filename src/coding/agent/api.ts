@@ -53,6 +53,8 @@ export interface AgentOptions {
   /** `memory:` keeps feedback in memory; else a SQLite file (default `<home>/agent.db`). */
   store?: string;
   config?: AgentConfig;
+  /** How a `wait` decision waits (tests pass a recorder). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** A runtime of one's own to host the loop in (its substrates, its audit); else an embedded one. */
   runtime?: Runtime;
 }
@@ -174,6 +176,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
         processes,
         hooks: opts,
         parentEnv: env,
+        ...(o.sleep ? { sleep: o.sleep } : {}),
       });
       return { runId, finished };
     },
