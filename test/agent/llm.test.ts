@@ -132,6 +132,40 @@ describe("a run from the home's config", () => {
     await agent.close();
   });
 
+  it("reorders the screened guides by the reranker alias, its answer limited to their ids", async () => {
+    api = await startModelApi();
+    const config = {
+      llm: [
+        { alias: "main", provider: "openai_compatible", baseUrl: `${api.url}/v1`, model: "mock-1" },
+        { alias: "rank", provider: "ollama", baseUrl: api.url, model: "mock-reranker" },
+      ],
+      roles: { planner: "main", decider: "main" },
+      screening: { strategy: "keyword", rerankerAlias: "rank" },
+    };
+    const { home, workdir } = tempHome(config);
+    api.replies.push(
+      { content: JSON.stringify({ order: ["greetings/no such guide"] }) },
+      { content: JSON.stringify({ order: ["greetings/welcome a newcomer"] }) },
+      { content: JSON.stringify({ steps: [{ id: "s1", desc: "tidy up" }] }) },
+      { content: JSON.stringify({ type: "terminate", reason: "nothing to do", hint: "terminate" }) },
+    );
+    const agent = await createAgent({ home, workdir, store: "memory:", env: {} });
+    const out = await (await agent.ask("welcome a newcomer, then tidy the desk", [], { executionMode: "auto" })).finished;
+    expect(out.status).toBe("succeeded");
+    const rerankCall = api.chat[0]!;
+    expect(rerankCall.body.model).toBe("mock-reranker");
+    expect((rerankCall.body.messages as { content: string }[])[0]!.content).toMatch(/^Order these passages from most to least relevant to the query, by id\.\n\nQuery: welcome a newcomer, then tidy the desk\n\n\[greetings\/tidy the desk\]/);
+    // The first answer named an id that was not offered: asked again, then the order applied, the one left out after it.
+    expect((api.chat[1]!.body.messages as { content: string }[])[0]!.content).toContain("must be equal to one of the allowed values");
+    const plan = readReport(out.report).find((e) => e.type === "plan_built")!.payload;
+    expect(plan.reranker).toBe("rank");
+    expect((plan.guides as { id: string; ranks: Record<string, number> }[]).map((g) => [g.id, g.ranks])).toEqual([
+      ["greetings/welcome a newcomer", { keyword: 2, reranked: 1 }],
+      ["greetings/tidy the desk", { keyword: 1, reranked: 2 }],
+    ]);
+    await agent.close();
+  });
+
   it("refuses vector screening with no embeddings endpoint rather than fall back to keywords", async () => {
     const { home } = tempHome({ llm: [{ alias: "m", provider: "ollama", baseUrl: "http://127.0.0.1:9", model: "x" }], screening: { strategy: "vector" } });
     await expect(createAgent({ home })).rejects.toThrow(/screening.strategy "vector" needs embeddings: .*no silent fall back to keywords/);

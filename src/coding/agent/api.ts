@@ -53,6 +53,8 @@ export interface AgentOptions {
   /** `memory:` keeps feedback in memory; else a SQLite file (default `<home>/agent.db`). */
   store?: string;
   config?: AgentConfig;
+  /** A reranker of one's own (else the llm entry screening.rerankerAlias names, if any). */
+  reranker?: Llm;
   /** How a `wait` decision waits (tests pass a recorder). */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** A runtime of one's own to host the loop in (its substrates, its audit); else an embedded one. */
@@ -129,6 +131,8 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   let llms: { planner: Llm; decider: Llm } | undefined;
   const models = () => (llms ??= llmsOf(o, config, home, env));
   const embeddings = embeddingsOf(config, home, env);
+  const rerankEntry = config.screening.rerankerAlias ? config.llm.find((e) => e.alias === config.screening.rerankerAlias) : undefined;
+  const reranker = o.reranker ?? (rerankEntry ? new ChatLlm(rerankEntry, env) : undefined);
   const executor = o.executor ?? runActionProcess;
   let feedback: FeedbackStore;
   let processes: AgentProcesses;
@@ -168,6 +172,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
         planner,
         decider,
         ...(embeddings ? { embeddings } : {}),
+        ...(reranker ? { reranker } : {}),
         guides: loadGuides([paths.guides]),
         knowledge: loadKnowledge([paths.knowledge]),
         actions: actions(),

@@ -12,6 +12,7 @@ import { failedResult, newActionRunId, performAction } from "./actions/executor.
 import { decide, type Candidate } from "./decider.js";
 import { feedbackStats, implicitFeedback, rescore, validateFeedback } from "./feedback.js";
 import { buildPlan, progressOf, updateFromAction } from "./planner.js";
+import { rerank } from "./retrieval/rerank.js";
 import { screen as screenDocs } from "./retrieval/screen.js";
 import type { AgentRun, AgentRuns, IterationState, Planned, Screened } from "./run-state.js";
 import type { ActionResult, Advisory, Decision, EnvelopeType, Feedback } from "./types.js";
@@ -66,9 +67,15 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
     const s = ctx.input;
     const { strategy, k } = run.config.screening;
     const opt = { strategy, k, signal: run.controller.signal, ...(run.embeddings ? { embeddings: run.embeddings } : {}) };
-    // Guides and knowledge shape the plan: they are screened while there is none.
-    const guides = s.plan ? [] : await screenDocs(run.guides, run.request, opt);
-    const knowledge = s.plan ? [] : await screenDocs(run.knowledge, run.request, opt);
+    // Guides and knowledge shape the plan: they are screened (and reranked) while there is none.
+    const reranked = async <E>(docs: readonly { id: string; text: string; entry: E }[]) => {
+      const hits = await screenDocs(docs, run.request, opt);
+      if (!run.reranker) return hits;
+      const text = new Map(docs.map((d) => [d.id, d.text]));
+      return rerank(run.reranker, run.request, hits, (id) => text.get(id) ?? "", { iteration: ctx.iteration, signal: run.controller.signal });
+    };
+    const guides = s.plan ? [] : await reranked(run.guides);
+    const knowledge = s.plan ? [] : await reranked(run.knowledge);
     const open = s.plan?.steps.find((x) => x.status !== "done" && x.status !== "blocked");
     const query = open ? `${open.desc} ${run.request}` : run.request;
     const docs = run.actions.map((a) => ({ id: a.name, text: `${a.name.replace(/[-_]/g, " ")}\n${a.description}\n${a.arguments.map((x) => `${x.name} ${x.description ?? ""}`).join("\n")}`, entry: a }));
@@ -80,7 +87,7 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       .map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, ...rescore(i + 1, stats.get(a.name)), ...(stats.has(a.name) ? { recent: stats.get(a.name)! } : {}) }))
       .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
       .slice(0, Math.max(k, 1));
-    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, entry: g.entry })), candidates };
+    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), candidates };
   };
 
   const plan: PhaseHandler<Screened, Planned> = async (ctx) => {
@@ -99,7 +106,7 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       ...(role?.temperature !== undefined ? { temperature: role.temperature } : {}),
       ...(role?.think ? { think: true } : {}),
     });
-    await emit(run, ctx, "plan_built", { plan: built.plan, guides: s.guides.map((g) => ({ id: g.id, score: g.score })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score })), strategy: run.config.screening.strategy, attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
+    await emit(run, ctx, "plan_built", { plan: built.plan, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
     return { ...s, plan: built.plan };
   };
 

@@ -13,6 +13,8 @@ import type { EmbeddingCache } from "./retrieval/embedding-cache.js";
 import type { ActionResult, ActionSpec, Advisory, Envelope, EnvelopeType, Feedback, GuideEntry, KnowledgeEntry, Plan } from "./types.js";
 import type { Candidate } from "./decider.js";
 
+type Ranks = { keyword?: number; vector?: number; reranked?: number };
+
 export type ExecutionMode = "interactive" | "auto";
 
 export interface AgentHooks {
@@ -37,6 +39,8 @@ export interface AgentRun {
   planner: Llm;
   decider: Llm;
   embeddings?: EmbeddingCache;
+  /** The model that reorders screened guides and knowledge (screening.rerankerAlias). */
+  reranker?: Llm;
   guides: Doc<GuideEntry>[];
   knowledge: Doc<KnowledgeEntry>[];
   actions: ActionSpec[];
@@ -68,8 +72,8 @@ export interface IterationState {
 
 /** screen → plan. */
 export interface Screened extends IterationState {
-  guides: { id: string; score: number; entry: GuideEntry }[];
-  knowledge: { id: string; score: number; entry: KnowledgeEntry }[];
+  guides: { id: string; score: number; ranks: Ranks; entry: GuideEntry }[];
+  knowledge: { id: string; score: number; ranks: Ranks; entry: KnowledgeEntry }[];
   candidates: Candidate[];
 }
 

@@ -15,7 +15,7 @@ export interface Screened<E> {
   id: string;
   score: number;
   /** 1-based rank under each strategy that ranked it. */
-  ranks: { keyword?: number; vector?: number };
+  ranks: { keyword?: number; vector?: number; reranked?: number };
 }
 
 export class ScreeningError extends Error {}
