@@ -14,7 +14,8 @@ import { execute, planStep, script, tempHome } from "./helpers.js";
 const DEMO_HOME = join(ROOT, "examples/agent/home");
 const demoHome = () => {
   const dir = mkdtempSync(join(tmpdir(), "pulse-agent-demo-"));
-  cpSync(DEMO_HOME, join(dir, "home"), { recursive: true });
+  // What a reader's own demo run left in the checkout's home (ignored by git) is not copied.
+  cpSync(DEMO_HOME, join(dir, "home"), { recursive: true, filter: (src) => !/\/examples\/agent\/home\/(logs|runs|cache|agent\.db)/.test(src) });
   return join(dir, "home");
 };
 const gitStatus = () => spawnSync("git", ["status", "--porcelain", "--", "examples/agent"], { cwd: ROOT, encoding: "utf8" }).stdout;
