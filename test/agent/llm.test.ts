@@ -166,6 +166,22 @@ describe("a run from the home's config", () => {
     await agent.close();
   });
 
+  it("ends failed (budget) once the run's model tokens reach execution.max_tokens, the report counting them", async () => {
+    api = await startModelApi([
+      { content: JSON.stringify({ steps: [{ id: "s1", desc: "greet Ada" }, { id: "s2", desc: "greet Bo" }] }) },
+      { content: JSON.stringify({ type: "execute", action: { name: "greet", args: { who: "Ada" } }, step: "s1", reason: "first" }) },
+    ]);
+    const { home, workdir } = tempHome({ llm: [{ alias: "m", provider: "openai_compatible", baseUrl: `${api.url}/v1`, model: "mock-1" }], execution: { max_tokens: 100 } });
+    const agent = await createAgent({ home, workdir, store: "memory:", env: {} });
+    const out = await (await agent.ask("greet Ada and Bo", [], { executionMode: "auto" })).finished;
+    // The mock reports 50 prompt + 7 completion tokens per call: 114 after the plan and one decision.
+    expect(out).toMatchObject({ status: "failed", reason: "budget", message: "the run's token budget (100) is spent: 114 used" });
+    expect(out.summary.tokens).toBe(114);
+    expect(api.chat).toHaveLength(2);
+    expect(readReport(out.report).at(-1)!.payload).toMatchObject({ tokensUsed: 114 });
+    await agent.close();
+  });
+
   it("refuses vector screening with no embeddings endpoint rather than fall back to keywords", async () => {
     const { home } = tempHome({ llm: [{ alias: "m", provider: "ollama", baseUrl: "http://127.0.0.1:9", model: "x" }], screening: { strategy: "vector" } });
     await expect(createAgent({ home })).rejects.toThrow(/screening.strategy "vector" needs embeddings: .*no silent fall back to keywords/);

@@ -47,6 +47,8 @@ const configSchema = z
         max_actions: z.number().int().positive().default(20),
         max_wall_time_sec: z.number().positive().default(600),
         max_iterations: z.number().int().positive().default(50),
+        /** Tokens (input + output) the planner, decider and reranker may use in one run; none: no cap. */
+        max_tokens: z.number().int().positive().optional(),
         confirm_timeout_sec: z.number().positive().default(300),
       })
       .strict()

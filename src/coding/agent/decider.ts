@@ -57,7 +57,7 @@ export function decidePrompt(plan: Plan, candidates: readonly Candidate[], advis
 export async function decide(
   llm: Llm,
   c: { plan: Plan; candidates: Candidate[]; advisory?: Advisory; observations: string[]; iteration: number; temperature?: number; think?: boolean; timeoutMs?: number; maxTokens?: number; signal?: AbortSignal },
-): Promise<{ decision: Decision & { question?: string }; thinkSupported?: boolean; attempts: number }> {
+): Promise<{ decision: Decision & { question?: string }; thinkSupported?: boolean; attempts: number; usage: { inputTokens: number; outputTokens: number } }> {
   const r = await generateStructured<Decision & { question?: string }>(
     llm,
     { role: "decider", prompt: decidePrompt(c.plan, c.candidates, c.advisory, c.observations), iteration: c.iteration, ...(c.temperature !== undefined ? { temperature: c.temperature } : {}), ...(c.think ? { think: true } : {}), ...(c.timeoutMs ? { timeoutMs: c.timeoutMs } : {}), ...(c.maxTokens ? { maxTokens: c.maxTokens } : {}), ...(c.signal ? { signal: c.signal } : {}) },
@@ -65,5 +65,5 @@ export async function decide(
   );
   const d = r.value;
   const decision: Decision & { question?: string } = { type: d.type, reason: d.reason, ...(d.action ? { action: { name: d.action.name, args: d.action.args ?? {} } } : {}), ...(d.hint ? { hint: d.hint } : {}), ...(d.step ? { step: d.step } : {}), ...(d.question ? { question: d.question } : {}) };
-  return { decision, attempts: r.attempts, ...(r.thinkSupported !== undefined ? { thinkSupported: r.thinkSupported } : {}) };
+  return { decision, attempts: r.attempts, usage: r.usage, ...(r.thinkSupported !== undefined ? { thinkSupported: r.thinkSupported } : {}) };
 }

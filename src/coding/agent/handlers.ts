@@ -106,7 +106,8 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       ...(role?.temperature !== undefined ? { temperature: role.temperature } : {}),
       ...(role?.think ? { think: true } : {}),
     });
-    await emit(run, ctx, "plan_built", { plan: built.plan, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
+    run.tokensUsed += built.usage.inputTokens + built.usage.outputTokens;
+    await emit(run, ctx, "plan_built", { plan: built.plan, usage: built.usage, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
     return { ...s, plan: built.plan };
   };
 
@@ -115,7 +116,8 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
     const s = ctx.input;
     const role = run.config.llm.find((e) => e.alias === run.decider.alias);
     const d = await decide(run.decider, { plan: s.plan, candidates: s.candidates, observations: s.observations, iteration: ctx.iteration, signal: run.controller.signal, ...(s.advisory ? { advisory: s.advisory } : {}), ...(role?.temperature !== undefined ? { temperature: role.temperature } : {}), ...(role?.think ? { think: true } : {}) });
-    await emit(run, ctx, "decision", { decision: d.decision, candidates: s.candidates.map((c) => ({ name: c.name, screen: c.screen, feedback: c.feedback, score: c.score, ...(c.recent ? { recent: c.recent } : {}) })), attempts: d.attempts, ...(d.thinkSupported !== undefined ? { thinkSupported: d.thinkSupported } : {}) });
+    run.tokensUsed += d.usage.inputTokens + d.usage.outputTokens;
+    await emit(run, ctx, "decision", { decision: d.decision, usage: d.usage, candidates: s.candidates.map((c) => ({ name: c.name, screen: c.screen, feedback: c.feedback, score: c.score, ...(c.recent ? { recent: c.recent } : {}) })), attempts: d.attempts, ...(d.thinkSupported !== undefined ? { thinkSupported: d.thinkSupported } : {}) });
     return { ...s, decision: d.decision.type, choice: d.decision, ...(d.thinkSupported !== undefined ? { thinkSupported: d.thinkSupported } : {}) };
   };
 

@@ -57,13 +57,13 @@ export function planFrom(task: string, steps: { id?: string; desc: string; deps?
   return { task, steps: steps.map((s, i) => ({ id: unique[i]!, desc: s.desc, status: "pending", deps: (s.deps ?? []).filter((d) => known.has(d) && d !== unique[i]) })), created_at: at, updated_at: at };
 }
 
-export async function buildPlan(llm: Llm, c: PlanCall, now = new Date()): Promise<{ plan: Plan; thinkSupported?: boolean; attempts: number }> {
+export async function buildPlan(llm: Llm, c: PlanCall, now = new Date()): Promise<{ plan: Plan; thinkSupported?: boolean; attempts: number; usage: { inputTokens: number; outputTokens: number } }> {
   const r = await generateStructured<{ steps: { id?: string; desc: string; deps?: string[] }[] }>(
     llm,
     { role: "planner", prompt: planPrompt(c), iteration: c.iteration, ...(c.temperature !== undefined ? { temperature: c.temperature } : {}), ...(c.think ? { think: true } : {}), ...(c.timeoutMs ? { timeoutMs: c.timeoutMs } : {}), ...(c.maxTokens ? { maxTokens: c.maxTokens } : {}), ...(c.signal ? { signal: c.signal } : {}) },
     PLAN_SCHEMA,
   );
-  return { plan: planFrom(c.request, r.value.steps, now), attempts: r.attempts, ...(r.thinkSupported !== undefined ? { thinkSupported: r.thinkSupported } : {}) };
+  return { plan: planFrom(c.request, r.value.steps, now), attempts: r.attempts, usage: r.usage, ...(r.thinkSupported !== undefined ? { thinkSupported: r.thinkSupported } : {}) };
 }
 
 const OPEN = new Set(["pending", "running", "failed"]);

@@ -51,6 +51,8 @@ export interface AgentRun {
   parentEnv: Readonly<Record<string, string | undefined>>;
   /** Actions started so far (the quota counts them). */
   actionsUsed: number;
+  /** Model tokens (input + output) used so far by the planner and the decider. */
+  tokensUsed: number;
   /** Wall-clock deadline (ms since the epoch). */
   deadline: number;
   controller: AbortController;

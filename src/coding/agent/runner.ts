@@ -26,7 +26,7 @@ export interface RunOutcome {
   summary: RunSummary;
 }
 
-export type NewRun = Omit<AgentRun, "emit" | "actionsUsed" | "deadline" | "controller" | "sleep"> & { sleep?: AgentRun["sleep"] };
+export type NewRun = Omit<AgentRun, "emit" | "actionsUsed" | "tokensUsed" | "deadline" | "controller" | "sleep"> & { sleep?: AgentRun["sleep"] };
 
 const defaultSleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -67,6 +67,7 @@ export class AgentRunner {
     const run: AgentRun = {
       ...input,
       actionsUsed: 0,
+      tokensUsed: 0,
       deadline: started + input.config.execution.max_wall_time_sec * 1000,
       controller,
       sleep: input.sleep ?? defaultSleep,
@@ -88,7 +89,7 @@ export class AgentRunner {
     const finish = async (status: RunStatus, reason: string, message?: string): Promise<RunOutcome> => {
       const summary = summarize(events);
       run.emit("run_summary", { ...summary });
-      run.emit("run_finished", { runId: run.runId, status, reason, ...(message ? { message } : {}), actionsUsed: run.actionsUsed, durationMs: Date.now() - started, dropped: writer.dropped });
+      run.emit("run_finished", { runId: run.runId, status, reason, ...(message ? { message } : {}), actionsUsed: run.actionsUsed, tokensUsed: run.tokensUsed, durationMs: Date.now() - started, dropped: writer.dropped });
       await writer.close();
       return { runId: run.runId, status, reason, ...(message ? { message } : {}), report: writer.path, summary: summarize(events) };
     };
@@ -116,6 +117,8 @@ export class AgentRunner {
         }
         state = { runId: run.runId, plan: out.plan, observations: out.observations, advisory: out.advisory, waits: out.waits };
         if (out.quota) return await finish("failed", "quota", `the run's action quota (${run.config.execution.max_actions}) is spent`);
+        const maxTokens = run.config.execution.max_tokens;
+        if (out.advisory.status === "continue" && maxTokens !== undefined && run.tokensUsed >= maxTokens) return await finish("failed", "budget", `the run's token budget (${maxTokens}) is spent: ${run.tokensUsed} used`);
         if (out.advisory.status === "terminate") return await finish(out.advisory.reason === "goal_achieved" ? "succeeded" : "failed", out.advisory.reason);
         if (out.advisory.status === "blocked") return await finish("blocked", out.advisory.reason, out.observations.at(-1));
       }

@@ -34,6 +34,8 @@ export interface RunSummary {
   plan: { steps: number; done: number; blocked: number } | null;
   lastAdvisory: { status: string; reason: string } | null;
   thinkSupported: boolean | null;
+  /** Model tokens of the plan and the decisions, input + output. */
+  tokens: number;
   dropped: Record<string, number>;
 }
 
@@ -51,12 +53,14 @@ export function summarize(events: readonly Envelope[]): RunSummary {
     if (!had || JSON.stringify(e) < JSON.stringify(had)) unique.set(e.id, e);
   }
   const sorted = [...unique.values()].sort(byTime);
-  const s: RunSummary = { runId: null, request: null, mode: null, status: null, reason: null, startedAt: null, finishedAt: null, durationMs: null, events: sorted.length, counts: {}, decisions: {}, actions: [], actionsOk: 0, actionsFailed: 0, meanFeedbackScore: null, plan: null, lastAdvisory: null, thinkSupported: null, dropped: {} };
+  const s: RunSummary = { runId: null, request: null, mode: null, status: null, reason: null, startedAt: null, finishedAt: null, durationMs: null, events: sorted.length, counts: {}, decisions: {}, actions: [], actionsOk: 0, actionsFailed: 0, meanFeedbackScore: null, plan: null, lastAdvisory: null, thinkSupported: null, tokens: 0, dropped: {} };
   const actions = new Map<string, ActionSummary>();
   const feedback = new Map<string, ActionSummary["feedback"]>();
   for (const e of sorted) {
     const p = e.payload ?? {};
     s.counts[e.type] = (s.counts[e.type] ?? 0) + 1;
+    const u = p.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
+    if (u && typeof u.inputTokens === "number" && typeof u.outputTokens === "number") s.tokens += u.inputTokens + u.outputTokens;
     switch (e.type) {
       case "run_started":
         s.runId ??= str(p.runId);
