@@ -50,6 +50,36 @@ describe("the README's offline demo", () => {
   }, 60_000);
 });
 
+describe("pulse agent plan, decide and feedback", () => {
+  it("plans to a file, decides from it, and takes a person's feedback on an action run once", () => {
+    const home = demoHome();
+    const planFile = join(home, "plan.json");
+    const plan = runBin("pulse", ["agent", "plan", "--request", "Welcome Ada to the team", "--driver", "scripted", "--script", join(ROOT, "examples/agent/welcome.json"), "--home", home, "--out", planFile]);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(planFile, "utf8"))).toMatchObject({ task: "Welcome Ada to the team", steps: [{ id: "s1", status: "pending" }, { id: "s2", deps: ["s1"] }] });
+    const decide = runBin("pulse", ["agent", "decide", "--plan", planFile, "--driver", "scripted", "--script", join(ROOT, "examples/agent/welcome.json"), "--home", home]);
+    expect(decide.code, decide.stderr).toBe(0);
+    expect(JSON.parse(decide.stdout)).toEqual({ type: "execute", action: { name: "greet", args: { who: "Ada" } }, step: "s1", reason: "the plan starts with the greeting" });
+    writeFileSync(join(home, "not-a-plan.json"), "[1, 2]");
+    const wrong = runBin("pulse", ["agent", "decide", "--plan", join(home, "not-a-plan.json"), "--home", home]);
+    expect(wrong.stderr).toMatch(/^pulse: --plan: \S+not-a-plan\.json is not a plan \(\{ task, steps: \[\.\.\.\] \}\)\n$/);
+    expect(wrong.code).toBe(2);
+
+    const run = runBin("pulse", ["agent", "run", "--request", "Welcome Ada", "--auto", "--driver", "scripted", "--script", join(ROOT, "examples/agent/welcome.json"), "--home", home, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const outcome = JSON.parse(run.stdout);
+    expect(outcome).toMatchObject({ status: "succeeded", reason: "goal_achieved" });
+    const actionRunId = outcome.summary.actions[0].actionRunId as string;
+    const fb = (score: string, id = actionRunId) => runBin("pulse", ["agent", "feedback", "--action-run-id", id, "--score", score, "--comment", "too formal", "--home", home]);
+    expect(fb("2")).toMatchObject({ code: 0, stdout: "recorded (it replaces the system's implicit feedback)\n" });
+    expect(fb("5")).toMatchObject({ code: 0, stdout: "unchanged: this run has feedback from a person already\n" });
+    expect(fb("7")).toMatchObject({ code: 2, stderr: 'pulse: --score: must be a number from 0 to 5, got "7"\n' });
+    const unknown = fb("3", "00000000-0000-4000-8000-000000000000");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^pulse: --action-run-id: no action run 00000000-0000-4000-8000-000000000000 has feedback in /);
+  }, 60_000);
+});
+
 describe("pulse agent action, config, and the mistakes", () => {
   it("runs one action (exit 0), and an invalid argument is an error result (exit 1) with nothing started", () => {
     const home = demoHome();

@@ -139,7 +139,11 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
     const spec = run.actions.find((a) => a.name === choice.action!.name);
     const actionRunId = newActionRunId();
     const base: Omit<Acted, "result"> = { ...s, action_id: actionRunId, causal_parent_ids: [] };
-    if (!spec) return { ...base, result: failedResult({ name: choice.action.name }, actionRunId, "invalid", `no action named ${choice.action.name}`) };
+    if (!spec) {
+      const missing = failedResult({ name: choice.action.name }, actionRunId, "invalid", `no action named ${choice.action.name}`);
+      await emit(run, ctx, "action_result", { ...missing });
+      return { ...base, result: missing };
+    }
     const args = choice.action.args;
     const policy = run.config.execution.confirm_policy;
     const tagged = spec.tags.filter((t) => policy.require_for_tags.includes(t));
