@@ -99,6 +99,8 @@ export function parseConfig(value: unknown, where = "config.json"): AgentConfig 
     const a = r.data.screening[key];
     if (a && !aliases.has(a)) throw new ConfigError(`${where}: screening.${key}: no llm entry has the alias "${a}"`);
   }
+  // Said, not silently ignored: seed 002's online knowledge has no backend here yet.
+  if (r.data.knowledge.online) throw new ConfigError(`${where}: knowledge.online: online knowledge is not supported in this version (only the home's knowledge/ files are read): set it to false`);
   return r.data;
 }
 
