@@ -103,6 +103,11 @@ async function main(): Promise<void> {
     addAgentCommands(program.command("agent"), io);
   } else program.command("agent").description("The plan → decide → act agent: guides, knowledge and actions in its home (pulse agent --help).").allowUnknownOption();
 
+  if (process.argv[2] === "guidance") {
+    const { addGuidanceCommands } = await import("./guidance-command.js");
+    addGuidanceCommands(program.command("guidance"), io);
+  } else program.command("guidance").description("The guidance sidecar: change a running agent's direction through .pulse/ files, acknowledged and audited (pulse guidance --help).").allowUnknownOption();
+
   addServeOptions(program.command("serve"))
     .description(SERVE_DESCRIPTION)
     .addHelpText("after", SERVE_HELP)
