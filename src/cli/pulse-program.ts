@@ -88,6 +88,11 @@ export async function main(): Promise<void> {
 
   // `pulse session …` runs from pulse-session.ts: here only its line in the help.
   program.command("session").description(SESSION_DESCRIPTION).allowUnknownOption();
+  // Loaded when an agent command runs, like the session loop.
+  if (process.argv[2] === "agent") {
+    const { addAgentCommands } = await import("./agent-command.js");
+    addAgentCommands(program.command("agent"), io);
+  } else program.command("agent").description("The plan → decide → act agent: guides, knowledge and actions in its home (pulse agent --help).").allowUnknownOption();
 
   if (process.argv[2] === "guidance") {
     const { addGuidanceCommands } = await import("./guidance-command.js");
