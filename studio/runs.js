@@ -3,7 +3,7 @@
 // runner has acted on it and the run reads paused.
 import { h, statusChip, setStatusBar } from "./app.js";
 
-const usd = (v) => `$${Number(v ?? 0).toFixed(v >= 1 ? 2 : 4)}`;
+const usd = (v) => `$${Number(v ?? 0).toFixed(Math.abs(v ?? 0) >= 0.01 || !v ? 2 : 4)}`;
 
 export async function runsView(ctx) {
   const { runs } = await ctx.api("/api/runs");

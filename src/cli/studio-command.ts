@@ -79,7 +79,7 @@ export async function runStudio(operands: readonly string[], opts: StudioCliOpti
       throw new UsageError(e.code === "EADDRINUSE" ? `--port ${port}: the port is already in use on ${listen.host} (--port 0 takes a free one)` : e.code === "EADDRNOTAVAIL" ? `--host ${listen.host}: not an address of this machine` : `cannot listen on ${listen.host}:${port}: ${e.code ?? e.message}`);
     });
     const shownUrl = listen.host === "0.0.0.0" || listen.host === "::" ? url.replace(/\/\/[^/]+:/, "//127.0.0.1:") : url;
-    io.stdout(`pulse studio at ${shownUrl}/${token !== undefined ? `#token=${token}` : ""} (${host.loops.length} loop${host.loops.length === 1 ? "" : "s"}; ${token !== undefined ? `bearer token ${madeUp ? "made up for this run" : "required"}: ${token}; ` : ""}Ctrl-C stops)\n`);
+    io.stdout(`pulse studio at ${shownUrl}/${token !== undefined ? `#token=${encodeURIComponent(token)}` : ""} (${host.loops.length} loop${host.loops.length === 1 ? "" : "s"}; ${token !== undefined ? `bearer token ${madeUp ? "made up for this run" : "required"}: ${token}; ` : ""}Ctrl-C stops)\n`);
 
     host.start();
     if (opts.kickoff !== false) for (const loop of host.loops) void host.trigger(loop.id, { cause: { trigger: "kickoff" } }).catch((e: Error) => io.stderr(`pulse studio: ${loop.id}: ${e.message}\n`));
