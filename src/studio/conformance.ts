@@ -3,9 +3,8 @@
  * (schema/conformance/report.v1.json, shipped in the package) before anything reads it, so a
  * stray JSON file is a 400 that says what is wrong rather than a page of blanks.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { packageFile } from "../package-file.js";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { HttpError } from "../serve/rest.js";
@@ -13,21 +12,11 @@ import { SPEC_TESTS, type ConformanceReport } from "../../conformance/report/typ
 
 let validate: ValidateFunction | undefined;
 
-function schemaFile(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const file = join(dir, "schema", "conformance", "report.v1.json");
-    if (existsSync(file)) return file;
-    dir = dirname(dir);
-  }
-  throw new Error("schema/conformance/report.v1.json is missing from this installation of pulse");
-}
-
 function validator(): ValidateFunction {
   if (!validate) {
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     (addFormats as unknown as (a: Ajv2020) => void)(ajv);
-    validate = ajv.compile(JSON.parse(readFileSync(schemaFile(), "utf8")) as object);
+    validate = ajv.compile(JSON.parse(readFileSync(packageFile(import.meta.url, "schema", "conformance", "report.v1.json"), "utf8")) as object);
   }
   return validate;
 }

@@ -3,9 +3,9 @@
  * JavaScript, no CDN, no build step. Only the files named here are ever served: a request path
  * is looked up in this table, never joined to a directory, so nothing else can be read.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageFile } from "../package-file.js";
 
 const FILES: Record<string, { file: string; type: string }> = {
   "/": { file: "index.html", type: "text/html; charset=utf-8" },
@@ -18,12 +18,7 @@ const FILES: Record<string, { file: string; type: string }> = {
 
 /** The package's studio/ directory, found from this module (dist/src/studio or a dist/bin bundle). */
 export function studioDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, "studio", "index.html"))) return join(dir, "studio");
-    dir = dirname(dir);
-  }
-  throw new Error("the studio's page (studio/index.html) is missing from this installation of pulse");
+  return dirname(packageFile(import.meta.url, "studio", "index.html"));
 }
 
 export interface StaticFile {

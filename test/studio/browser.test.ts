@@ -15,6 +15,8 @@ import { tempRepos, worktreesRoot } from "../session/helpers.js";
 import { startStudio, type Studio } from "./studio-process.js";
 
 const CHROMIUM = "/usr/bin/chromium";
+// page.evaluate callbacks run in the browser (the project does not compile against the DOM library).
+declare const location: { hash: string };
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const HELLO = join(ROOT, "manifests/examples/hello.loop.yaml");
 const SHOTS = process.env.PULSE_STUDIO_SCREENSHOTS ? join(ROOT, "docs/studio") : mkdtempSync(join(tmpdir(), "pulse-studio-shots-"));
