@@ -20,7 +20,7 @@ const GRAPHONOMOUS = join(ROOT, "manifests/graphonomous.continual_learning.yaml"
 const TRACE = "0af7651916cd43dd8448eb211c80319c";
 
 type Text = { text: string }[];
-const structured = (r: { structuredContent?: unknown }) => r.structuredContent as Record<string, any>;
+const structured = (r: unknown) => (r as { structuredContent?: unknown }).structuredContent as Record<string, any>;
 
 async function stdioClient(args: string[], cwd: string): Promise<Client> {
   const client = new Client({ name: "test", version: "1" });
