@@ -68,14 +68,24 @@ function dispatch(type, data) {
   }
 }
 
+// The loop view follows its loop's events; every other view the cards, runs and status changes.
+let scope = "";
+let aborter = new AbortController();
+export function followScope(loopId) {
+  if (loopId === scope) return;
+  scope = loopId;
+  aborter.abort();
+}
+
 async function follow() {
   const live = document.getElementById("live");
   for (;;) {
+    aborter = new AbortController();
     try {
       const headers = {};
       if (token) headers.authorization = `Bearer ${token}`;
       if (lastId !== undefined) headers["last-event-id"] = String(lastId);
-      const res = await fetch("/api/events", { headers });
+      const res = await fetch(`/api/events${scope ? `?loop=${encodeURIComponent(scope)}` : ""}`, { headers, signal: aborter.signal });
       if (!res.ok || !res.body) throw new Error(`feed: ${res.status}`);
       live.textContent = "live";
       live.className = "live on";
@@ -100,6 +110,7 @@ async function follow() {
         }
       }
     } catch (e) {
+      if (aborter.signal.aborted) continue; // a new scope: reconnect at once, from the last event read
       console.warn(e);
     }
     live.textContent = "reconnecting…";
@@ -117,6 +128,7 @@ async function route() {
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.nav === (parts[0] === "loop" ? "system" : parts[0] === "trace" ? "traces" : parts[0] === "run" ? "runs" : parts[0]));
   const ctx = { main, api, live: (fn) => cleanup.push(onLive(fn)), onLeave: (fn) => cleanup.push(fn) };
   main.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+  followScope(parts[0] === "loop" ? parts[1] ?? "" : "");
   try {
     if (parts[0] === "system") await systemView(ctx);
     else if (parts[0] === "loop") await loopView(ctx, parts[1]);

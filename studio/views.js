@@ -51,17 +51,10 @@ export async function systemView(ctx) {
   ctx.main.replaceChildren(h("h1", {}, "System"), data.loops.length ? diagram : h("p", { class: "muted" }, "No loops are hosted here (pulse studio manifests… hosts them)."), h("h2", {}, "Loops"), grid);
   render();
   ctx.live((type, e) => {
-    if (type !== "host") return;
-    const l = cards.get(e.loop_id);
-    if (!l) return;
-    if (e.type === "iteration.started") {
-      l.last = { iteration: e.iteration, status: "running", trace_id: e.trace_id, started_at: e.at };
-      l.status = "running";
-    } else if (e.type === "iteration.finished" && l.last?.trace_id === e.trace_id) {
-      l.last = { ...l.last, status: e.status, duration_ms: e.duration_ms };
-      l.iterations++;
-    } else if (e.type === "loop.status_changed") l.status = e.status;
-    else if (e.type === "signal.delivered") flashEdges(diagram);
+    // The server sends every loop's card at most twice a second, and status changes as they come.
+    if (type === "cards") for (const c of e.loops) cards.set(c.id, c);
+    else if (type === "host" && e.type === "loop.status_changed" && cards.has(e.loop_id)) cards.get(e.loop_id).status = e.status;
+    else if (type === "host" && e.type === "signal.delivered") return flashEdges(diagram);
     else return;
     later();
   });
@@ -153,7 +146,8 @@ export async function loopView(ctx, loopId) {
     if (e.type === "loop.status_changed") statusEl.replaceChildren(statusChip(e.status));
     if (e.type === "iteration.started") rows.set(e.trace_id, { trace_id: e.trace_id, iteration: e.iteration, status: "running", started_at: e.at, phases: [] });
     const r = rows.get(e.trace_id);
-    if (r && e.type === "iteration.finished") Object.assign(r, { status: e.status, duration_ms: e.duration_ms });
+    // The server sends an iteration's cells with its end (phases' starts and completions are not sent one by one).
+    if (r && e.type === "iteration.finished") Object.assign(r, { status: e.status, duration_ms: e.duration_ms, phases: e.phases ?? r.phases });
     if (r && e.type.startsWith("phase.")) {
       let c = [...r.phases].reverse().find((x) => x.phase_id === e.phase_id && (x.status === "running" || x.status === "retrying"));
       if (!c) r.phases.push((c = { phase_id: e.phase_id, status: "running" }));

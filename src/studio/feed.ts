@@ -27,8 +27,13 @@ export interface FeedOptions {
   maxQueued?: number;
 }
 
+const texts = new WeakMap<FeedEvent, string>();
+
+/** The event as SSE text, serialised once however many clients it goes to. */
 export function sseText(e: FeedEvent): string {
-  return `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`;
+  let t = texts.get(e);
+  if (t === undefined) texts.set(e, (t = `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`));
+  return t;
 }
 
 class Subscriber {

@@ -57,7 +57,7 @@ function percentile(sorted: number[], p: number): number | null {
 
 class LoopRecord {
   rows: IterationRow[] = [];
-  samples = new Map<string, number[]>();
+  samples = new Map<string, { values: number[]; next: number }>();
   circuits: Record<string, string> = {};
   lastAt: number | undefined;
 }
@@ -106,10 +106,12 @@ export class LoopHistory {
         const cell = this.cell(row, e.phase_id, e.at - e.duration_ms);
         Object.assign(cell, { status: e.replayed ? "replayed" : "completed", duration_ms: e.duration_ms, signature: e.signature, ...(e.routed_to ? { routed_to: e.routed_to } : {}) });
         const samples = this.record(e.loop_id).samples;
-        const list = samples.get(e.phase_id) ?? [];
-        list.push(e.duration_ms);
-        if (list.length > MAX_SAMPLES) list.shift();
-        samples.set(e.phase_id, list);
+        let ring = samples.get(e.phase_id);
+        if (!ring) samples.set(e.phase_id, (ring = { values: [], next: 0 }));
+        // A ring: the last MAX_SAMPLES durations, without shifting an array per phase.
+        if (ring.values.length < MAX_SAMPLES) ring.values.push(e.duration_ms);
+        else ring.values[ring.next] = e.duration_ms;
+        ring.next = (ring.next + 1) % MAX_SAMPLES;
         return row;
       }
       case "phase.failed":
@@ -132,8 +134,10 @@ export class LoopHistory {
 
   private cell(row: IterationRow, phaseId: string, at: number): PhaseCell {
     // A phase visited again (a route back) gets a new cell unless this one is still open.
-    const open = [...row.phases].reverse().find((c) => c.phase_id === phaseId && (c.status === "running" || c.status === "retrying"));
-    if (open) return open;
+    for (let i = row.phases.length - 1; i >= 0; i--) {
+      const c = row.phases[i]!;
+      if (c.phase_id === phaseId && (c.status === "running" || c.status === "retrying")) return c;
+    }
     const cell: PhaseCell = { phase_id: phaseId, status: "running", attempt: 1, started_at: at };
     row.phases.push(cell);
     return cell;
@@ -176,8 +180,8 @@ export class LoopHistory {
   /** p50 and p95 of each phase's recent durations (the last 200 completions). */
   percentiles(loopId: string): Record<string, { p50: number | null; p95: number | null; samples: number }> {
     const out: Record<string, { p50: number | null; p95: number | null; samples: number }> = {};
-    for (const [phase, list] of this.loops.get(loopId)?.samples ?? []) {
-      const sorted = [...list].sort((a, b) => a - b);
+    for (const [phase, ring] of this.loops.get(loopId)?.samples ?? []) {
+      const sorted = [...ring.values].sort((a, b) => a - b);
       out[phase] = { p50: percentile(sorted, 50), p95: percentile(sorted, 95), samples: sorted.length };
     }
     return out;

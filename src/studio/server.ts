@@ -202,6 +202,7 @@ export class StudioServer {
         close: () => res.end(),
       },
       after,
+      Studio.scope(url.searchParams.get("loop") ?? undefined),
     );
     res.on("close", () => {
       clearInterval(heartbeat);

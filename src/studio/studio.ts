@@ -8,7 +8,7 @@ import type { Host } from "../host/host.js";
 import type { HostEvent } from "../host/host-events.js";
 import type { PhaseHandler } from "../runtime/handler-context.js";
 import type { Store, StoredAuditEvent } from "../store/contracts.js";
-import { Feed } from "./feed.js";
+import { Feed, type FeedEvent } from "./feed.js";
 import { LoopHistory, type IterationRow } from "./loop-history.js";
 
 export interface LoopCard {
@@ -22,6 +22,9 @@ export interface LoopCard {
   last: { iteration: number; status: string; trace_id: string; started_at: number; duration_ms?: number } | null;
 }
 
+/** Host events every page gets, whatever it shows. */
+const GLOBAL = new Set(["loop.status_changed", "circuit.state_changed", "signal.delivered", "store.failed"]);
+
 export class StudioError extends Error {
   constructor(
     readonly status: number,
@@ -32,28 +35,50 @@ export class StudioError extends Error {
   }
 }
 
-/** Host events the page has no use for: not sent, so a busy host costs the browsers less. */
-const QUIET = new Set(["cadence.declined", "host.note"]);
+/**
+ * Host events the page is sent. Phase starts and completions are not (they are most of a busy
+ * host's events): an iteration's cells travel once, with its end; failures and retries as they come.
+ */
+const FORWARDED = new Set(["iteration.started", "iteration.finished", "iteration.resolved", "phase.failed", "phase.retrying", "invariant.violated", "circuit.state_changed", "loop.status_changed", "signal.delivered", "signal.dropped", "store.failed", "escalation"]);
 
 export class Studio {
   readonly feed: Feed;
   readonly history = new LoopHistory();
   private readonly files = new Map<string, string>();
   private unsubscribe: () => void;
+  private dirty = true;
+  private ticker: NodeJS.Timeout;
 
   constructor(
     readonly host: Host,
     readonly store: Store,
     readonly svg: string,
-    options: { feed?: Feed } = {},
+    options: { feed?: Feed; cardsMs?: number } = {},
   ) {
     this.feed = options.feed ?? new Feed();
     this.unsubscribe = host.subscribe((e) => this.observe(e));
+    // The system view follows every loop through these snapshots, not through each iteration's
+    // events: what it costs stays flat however fast the loops go.
+    this.ticker = setInterval(() => {
+      if (!this.dirty || this.feed.clients === 0) return;
+      this.dirty = false;
+      this.feed.publish("cards", { loops: this.cards() });
+    }, options.cardsMs ?? 500);
+    this.ticker.unref();
+  }
+
+  /** Which events a page gets: with a loop, that loop's; without, the cards, runs and loops' status changes. */
+  static scope(loopId: string | undefined): (e: FeedEvent) => boolean {
+    if (loopId !== undefined) return (e) => e.type !== "host" || (e.data as { loop_id?: string }).loop_id === loopId;
+    return (e) => e.type !== "host" || GLOBAL.has((e.data as { type: string }).type);
   }
 
   private observe(e: HostEvent): void {
-    this.history.observe(e);
-    if (!QUIET.has(e.type)) this.feed.publish("host", e);
+    const row = this.history.observe(e);
+    if (!FORWARDED.has(e.type)) return;
+    this.dirty = true;
+    if (e.type === "iteration.finished" && row) this.feed.publish("host", { ...e, phases: row.phases.map((c) => ({ phase_id: c.phase_id, status: c.status, duration_ms: c.duration_ms, ...(c.error ? { error: c.error } : {}) })) });
+    else this.feed.publish("host", e);
   }
 
   /** The host's handler, with the phase's input and output kept for the trace view. */
@@ -134,6 +159,7 @@ export class Studio {
   }
 
   close(): void {
+    clearInterval(this.ticker);
     this.unsubscribe();
     this.feed.closeAll();
   }
