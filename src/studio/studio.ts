@@ -25,6 +25,18 @@ export interface LoopCard {
 /** Host events every page gets, whatever it shows. */
 const GLOBAL = new Set(["loop.status_changed", "circuit.state_changed", "signal.delivered", "store.failed"]);
 
+/**
+ * The host's handler, with each phase's input and output kept for the trace view by the studio
+ * `current()` answers (made once the host exists, so read late).
+ */
+export function capturing(inner: PhaseHandler, current: () => Studio | undefined): PhaseHandler {
+  return async (ctx) => {
+    const output = await inner(ctx);
+    current()?.history.capture(ctx.trace_id, ctx.phase.id, ctx.input, output);
+    return output;
+  };
+}
+
 export class StudioError extends Error {
   constructor(
     readonly status: number,
@@ -79,15 +91,6 @@ export class Studio {
     this.dirty = true;
     if (e.type === "iteration.finished" && row) this.feed.publish("host", { ...e, phases: row.phases.map((c) => ({ phase_id: c.phase_id, status: c.status, duration_ms: c.duration_ms, ...(c.error ? { error: c.error } : {}) })) });
     else this.feed.publish("host", e);
-  }
-
-  /** The host's handler, with the phase's input and output kept for the trace view. */
-  capturing(inner: PhaseHandler): PhaseHandler {
-    return async (ctx) => {
-      const output = await inner(ctx);
-      this.history.capture(ctx.trace_id, ctx.phase.id, ctx.input, output);
-      return output;
-    };
   }
 
   nameFile(loopId: string, file: string): void {

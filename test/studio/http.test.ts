@@ -4,6 +4,7 @@
  * foreign Host or Origin (403), and paths that try to leave the page's files.
  */
 import { request } from "node:http";
+import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -141,6 +142,39 @@ describe("pulse studio with a token", () => {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
       expect(r.stderr).toContain(message);
+    }
+  });
+});
+
+describe("pulse run --studio", () => {
+  it("serves the studio over the run's own host: its loops, their iterations, the controls", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-studio-run-"));
+    const child = spawn(process.execPath, [join(ROOT, "dist/bin/pulse.mjs"), "run", "--studio", "0", "--store", "memory:", "--duration", "60s", HELLO], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stderr.on("data", (d) => (out += d));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (d) => {
+        out += d;
+        const m = /pulse studio at (http:\/\/[^/\s]+)\//.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.on("exit", (code) => reject(new Error(`pulse run exited ${code}: ${out}`)));
+    });
+    try {
+      const system = JSON.parse((await raw(url, "/api/system")).body);
+      expect(system.loops.map((l: { id: string }) => l.id)).toEqual(["examples.hello"]);
+      const r = JSON.parse((await raw(url, "/api/loops/examples.hello/trigger", { method: "POST", headers: json, body: "{}" })).body);
+      expect(r.result).toBe("completed");
+      // The iteration the studio triggered is in the run's own trace, as every other.
+      await new Promise((res) => setTimeout(res, 200));
+      expect(out).toMatch(new RegExp(`#${r.iteration} \\(manual\\).*trace ${r.trace_id.slice(0, 8)}`));
+      const trace = JSON.parse((await raw(url, `/api/traces/${r.trace_id}`)).body);
+      expect(trace.row.phases.find((p: { phase_id: string }) => p.phase_id === "fetch").output).toContain("query");
+      expect((await raw(url, "/api/system", { headers: { host: "evil.example" } })).status).toBe(403);
+    } finally {
+      const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
     }
   });
 });
