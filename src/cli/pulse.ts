@@ -100,6 +100,11 @@ async function main(): Promise<void> {
     addSessionCommands(program.command("session"), io);
   } else program.command("session").description("Autonomous coding sessions: an agent iterating on a goal in a git repository (pulse session --help).").allowUnknownOption();
 
+  if (process.argv[2] === "guidance") {
+    const { addGuidanceCommands } = await import("./guidance-command.js");
+    addGuidanceCommands(program.command("guidance"), io);
+  } else program.command("guidance").description("The guidance sidecar: change a running agent's direction through .pulse/ files, acknowledged and audited (pulse guidance --help).").allowUnknownOption();
+
   addServeOptions(program.command("serve"))
     .description(SERVE_DESCRIPTION)
     .addHelpText("after", SERVE_HELP)

@@ -18,3 +18,10 @@ export { loadSessionProfile, parseSessionProfile, ProfileError, SESSION_LOOP_ID,
 export { resolveAnchor, type ResolvedAnchor, type Turn } from "./session/anchors.js";
 export type { SessionRecords, SessionRecord, IterationRecord, SessionStatus, IterationStatus, ContextStrategy, AnchorStrategy, NewSession } from "./session/records.js";
 export type { SessionEvent } from "./session/run-state.js";
+export { GuidanceSidecar, GuidanceError, guidanceLoop, initGuidance, GUIDANCE_LOOP_ID, GUIDANCE_MANIFEST, type InitResult } from "./guidance/sidecar.js";
+export { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "./guidance/gate.js";
+export { watchGuidance, type GuidanceWatcher, type WatchOptions } from "./guidance/watcher.js";
+export { shouldInterrupt, judgeAck, pendingEvents, isPlanInvalidating, INVALIDATING_PATHS, type InterruptDecision, type AckDecision } from "./guidance/policy.js";
+export { parseEvents, eventId, type GuidanceEvent, type ChangeKind } from "./guidance/events.js";
+export { compileContext, quoteAsData } from "./guidance/context.js";
+export { steerSession, type Steered } from "./session/steer.js";

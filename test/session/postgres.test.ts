@@ -131,7 +131,7 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
     const client = new Client({ name: "agent", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", s.appUrl, "--session", own!.id], cwd: repo, env: { PATH: process.env.PATH ?? "", ...env }, stderr: "pipe" }));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_signal", "pulse_status"]);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_ack_replan", "pulse_should_interrupt", "pulse_signal", "pulse_status"]);
       const mine = await client.callTool({ name: "pulse_status", arguments: {} });
       expect(JSON.parse((mine.content as { text: string }[])[0]!.text).session).toMatchObject({ id: own!.id, goal: "two", status: "complete" });
       const theirs = await client.callTool({ name: "pulse_status", arguments: { sessionId: other!.id } });
@@ -198,7 +198,7 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
     // The near miss: migrating again adds them, and the same command works.
     const again = runBin("pulse", ["store", "migrate", "--store", older.url]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain("session tables created at version 4");
+    expect(again.stdout).toContain("session tables created at version 5");
     const ok = runBin("pulse", ["session", "list", "--store", older.appUrl], { cwd: repo });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toBe("no sessions\n");

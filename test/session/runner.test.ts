@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SessionService } from "../../src/coding/session/service.js";
 import { gitLog, gitRepo, harness, newSession, removeDir } from "./helpers.js";
 
 const repos: string[] = [];
@@ -45,8 +46,10 @@ describe("a session", () => {
     expect(its[0]!.commit_hash).toMatch(/^[0-9a-f]{40}$/);
     // Iteration 2 starts from the hint iteration 1 left (chained), iteration 3 from the goal's closest turn.
     expect(its[1]).toMatchObject({ anchor_strategy: "chained", anchor_turn_id: "turn-1", anchor_salience: 1, anchor_depth: 1 });
-    expect(["semantic", "temporal"]).toContain(its[2]!.anchor_strategy);
-    expect(its[2]!.anchor_resolution_ms).toBeGreaterThanOrEqual(0);
+    // "Everything is in place" has no anchor hint: the goal's closest turn by word overlap is turn 2.
+    expect(its[2]).toMatchObject({ anchor_strategy: "semantic", anchor_turn_id: "turn-2", anchor_salience: 0.25, anchor_depth: 2 });
+    expect(its[2]!.anchor_resolution_ms).toEqual(expect.any(Number));
+    expect(its[2]!.anchor_resolution_ms!).toBeLessThan(5_000);
     expect(its[1]!.task_content).toContain("Progress so far:");
     expect(its[1]!.task_content).toContain("iteration 1 (CONTINUE)");
     expect(its.every((i) => i.context_tokens > 0 && i.finished_at)).toBe(true);
@@ -145,6 +148,35 @@ describe("a session", () => {
     const done = await h.runner.run(id);
     expect(done.status_reason).toBe("the agent signalled COMPLETE");
     expect(done).toMatchObject({ status: "complete", current_iteration: 2 });
+  });
+
+  it("aborted while paused (nothing running it), keeps what its tree holds in a recovery commit; a clean tree gets none", async () => {
+    const script = { steps: [{ match: { iteration: 1 }, delayMs: 300, files: { "x.js": "1\n" }, commit: "x", text: "<signal>CONTINUE</signal>" }] };
+    const pausedSession = async (dir: string) => {
+      const h = await harness(script);
+      const id = await newSession(h.records, dir);
+      const running = h.runner.run(id);
+      await until(async () => (await h.records.iterations(id))[0]?.status === "running");
+      await h.records.requestControl(id, "pause");
+      expect(await running).toMatchObject({ status: "paused", total_commits: 1 });
+      return { h, id, service: new SessionService(h.records, { driver: "scripted", contextStrategy: "none", maxIterations: 10 }) };
+    };
+    const dirty = repo();
+    const { h, id, service } = await pausedSession(dirty);
+    writeFileSync(join(dirty, "left-over.js"), "// edited while it was paused\n");
+    const aborted = await service.abort(id);
+    expect(aborted.immediate).toBe(true);
+    expect(aborted.session).toMatchObject({ status: "aborted", stop_reason: "aborted", total_commits: 2, runner_pid: null });
+    expect(aborted.session.status_reason).toMatch(/^aborted while paused; unfinished work kept in recovery commit [0-9a-f]{8}$/);
+    expect(gitLog(dirty)).toEqual([`[RECOVERY] session ${id} aborted while paused`, "x", "initial"]);
+    expect((await h.records.get(id))!.status).toBe("aborted");
+
+    // The near miss: nothing left in the tree, so no recovery commit and no commit counted.
+    const clean = repo();
+    const other = await pausedSession(clean);
+    const plain = await other.service.abort(other.id);
+    expect(plain.session).toMatchObject({ status: "aborted", status_reason: "aborted while paused", total_commits: 1 });
+    expect(gitLog(clean)).toEqual(["x", "initial"]);
   });
 });
 

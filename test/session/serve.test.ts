@@ -197,7 +197,7 @@ describe("pulse serve: the event stream", () => {
 });
 
 describe("the MCP tools", () => {
-  const TOOLS = ["pulse_abort", "pulse_events", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status"];
+  const TOOLS = ["pulse_abort", "pulse_events", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status", "pulse_steer"];
 
   it("over Streamable HTTP at /mcp: lists the tools, starts a session and watches it", async () => {
     const client = new Client({ name: "test", version: "1.0.0" });
