@@ -40,6 +40,13 @@ function gateCell(gate, baseline) {
   );
 }
 
+/** The turn's receipt: the model, tokens by kind and where its price came from. */
+function receipt(r) {
+  if (!r) return null;
+  const u = r.usage ?? {};
+  return h("div", { class: "muted receipt" }, `${r.driver}${r.model ? ` ${r.model}` : ""}: in ${u.inputTokens ?? 0}, out ${u.outputTokens ?? 0}${u.cacheReadTokens ? `, cache read ${u.cacheReadTokens}` : ""}${u.cacheWriteTokens ? `, cache write ${u.cacheWriteTokens}` : ""} · price from ${r.costSource}`);
+}
+
 function budgetBar(run) {
   const cap = run.budget.max_cost_usd;
   if (cap === null) return h("div", { id: "budget" }, `spent ${usd(run.cost_usd)}, no cost cap`);
@@ -73,6 +80,7 @@ export async function runView(ctx, kind, id) {
       }
     };
     const finished = r.status === "complete" || r.status === "aborted";
+    const steer = h("input", { type: "text", id: "steer-text", size: 50, placeholder: "new guidance for the agent (it replans before going on)" });
     body.replaceChildren(
       h("h1", {}, `${kind} `, h("code", {}, r.id.slice(0, 8)), " ", h("span", { id: "run-status" }, statusChip(r.status))),
       h("dl", { class: "kv" },
@@ -91,6 +99,10 @@ export async function runView(ctx, kind, id) {
         raise, h("button", { id: "run-resume", onclick: act("resume", () => (raise.value ? { maxCost: Number(raise.value) } : {})), disabled: finished || r.status === "running" }, "Resume (with this cost cap)"),
         h("button", { id: "run-abort", onclick: act("abort"), disabled: finished }, "Abort"),
       ),
+      h("div", { class: "controls" },
+        steer, h("button", { id: "run-steer", onclick: act("steer", () => ({ text: steer.value })), disabled: finished }, "Steer"),
+      ),
+      d.pending_replans.length ? h("div", { id: "pending-replans" }, h("h2", {}, "Pending replans"), h("ul", {}, d.pending_replans.map((p) => h("li", {}, `${new Date(p.at).toLocaleString()}: `, p.text ?? `changed ${p.files.join(", ")}`, h("span", { class: "muted" }, " (not yet acknowledged by the agent)"))))) : null,
       message,
       h("h2", {}, "Iterations"),
       h("table", { id: "run-iterations" },
@@ -103,7 +115,7 @@ export async function runView(ctx, kind, id) {
           h("td", {}, i.files.length ? h("ul", {}, i.files.map((f) => h("li", {}, h("code", {}, f)))) : "–"),
           h("td", {}, i.commit ? h("code", {}, i.commit.slice(0, 10)) : "–"),
           h("td", { class: "gate-cell" }, gateCell(i.gate, d.baseline)),
-          h("td", { class: "cost-cell" }, `${usd(i.cost_usd)}`, h("div", { class: "muted" }, `${i.tokens} tokens`)),
+          h("td", { class: "cost-cell" }, `${usd(i.cost_usd)}`, h("div", { class: "muted" }, `${i.tokens} tokens`), receipt(i.receipt)),
         )),
       ),
     );

@@ -33,6 +33,8 @@ export interface RunIteration {
   files: string[];
   commit: string | null;
   gate: IterationRecord["gate"];
+  /** What the turn cost, itemised (model, tokens by kind, where the price came from). */
+  receipt: IterationRecord["receipt"];
   cost_usd: number;
   tokens: number;
   error: string | null;
@@ -49,9 +51,11 @@ export interface RunDetail {
   repo: string;
   baseline: { command: string; exit: number; failures: string[] }[] | null;
   iterations: RunIteration[];
+  /** Guidance given (steered, or edited in its working directory) that the agent has not yet acknowledged with a replan. */
+  pending_replans: { event_id: string; at: string; text: string | null; files: string[] }[];
 }
 
-export type RunAction = "pause" | "resume" | "abort";
+export type RunAction = "pause" | "resume" | "abort" | "steer";
 
 export interface RunSource {
   readonly kind: string;
@@ -62,6 +66,8 @@ export interface RunSource {
 }
 
 const TAIL = 2000;
+/** A session's event stream read for its pending replans: at most this many pages of 500. */
+const MAX_EVENT_PAGES = 40;
 
 export function sessionSummary(s: SessionRecord): RunSummary {
   return {
@@ -90,6 +96,7 @@ function iterationOf(i: IterationRecord): RunIteration {
     files: i.files_changed,
     commit: i.commit_hash,
     gate: i.gate,
+    receipt: i.receipt ?? null,
     cost_usd: i.cost_usd,
     tokens: i.tokens_used,
     error: i.error,
@@ -117,10 +124,30 @@ export class SessionRuns implements RunSource {
       repo: d.session.repo_path,
       baseline: d.session.verify?.baseline ?? null,
       iterations: d.iterations.map(iterationOf),
+      pending_replans: await this.pendingReplans(d.session.id),
     };
   }
 
+  /** From the session's event stream: steers and holds not followed by an accepted acknowledgement. */
+  private async pendingReplans(id: string): Promise<RunDetail["pending_replans"]> {
+    let pending: RunDetail["pending_replans"] = [];
+    let after = 0;
+    for (let page = 0; page < MAX_EVENT_PAGES; page++) {
+      const { events, next } = await this.api.events(id, after);
+      for (const e of events) {
+        const d = e.data as { type?: string; event_id?: string; text?: string; files?: string[]; ack?: { accepted?: boolean } };
+        if (d.type === "guidance.steered" || d.type === "guidance.held") {
+          if (!pending.some((p) => p.event_id === d.event_id)) pending.push({ event_id: d.event_id ?? "", at: e.at, text: d.text ?? null, files: d.files ?? [] });
+        } else if (d.type === "guidance.acknowledged" && d.ack?.accepted) pending = [];
+      }
+      if (events.length === 0 || next === after) break;
+      after = next;
+    }
+    return pending;
+  }
+
   async control(id: string, action: RunAction, body: Record<string, unknown>): Promise<RunSummary> {
+    if (action === "steer") return sessionSummary((await this.api.steer(id, body.text, "api")).session);
     const s = action === "resume" ? await this.api.resume(id, body) : action === "pause" ? await this.api.pause(id) : await this.api.abort(id);
     return sessionSummary(s);
   }

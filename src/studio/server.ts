@@ -24,7 +24,7 @@ export interface StudioServerOptions {
 }
 
 const LOOP_ACTIONS = new Set(["pause", "resume", "stop", "trigger"]);
-const RUN_ACTIONS = new Set<RunAction>(["pause", "resume", "abort"]);
+const RUN_ACTIONS = new Set<RunAction>(["pause", "resume", "abort", "steer"]);
 const RESUME_FIELDS = new Set(["maxCost", "maxTokens", "maxWall"]);
 
 function segment(text: string): string {
@@ -164,9 +164,9 @@ export class StudioServer {
       if (RUN_ACTIONS.has(d as RunAction)) {
         allow("POST");
         const body = await readJson(req);
-        const allowed = d === "resume" ? RESUME_FIELDS : new Set<string>();
+        const allowed = d === "resume" ? RESUME_FIELDS : d === "steer" ? new Set(["text"]) : new Set<string>();
         if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).some((k) => !allowed.has(k))) {
-          throw new HttpError(400, "BAD_REQUEST", d === "resume" ? `resume takes {} or {maxCost, maxTokens, maxWall}, got ${JSON.stringify(body).slice(0, 80)}` : `${d} takes no body (or {}), got ${JSON.stringify(body).slice(0, 80)}`);
+          throw new HttpError(400, "BAD_REQUEST", d === "resume" ? `resume takes {} or {maxCost, maxTokens, maxWall}, got ${JSON.stringify(body).slice(0, 80)}` : d === "steer" ? `steer takes {"text": "…"}, got ${JSON.stringify(body).slice(0, 80)}` : `${d} takes no body (or {}), got ${JSON.stringify(body).slice(0, 80)}`);
         }
         return sendJson(res, 200, { run: await source.control(c!, d as RunAction, body as Record<string, unknown>) });
       }

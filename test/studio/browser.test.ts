@@ -126,6 +126,8 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     expect(await first.locator(".gate-cell").textContent()).toContain("passed");
     expect(await first.locator(".gate-cell").textContent()).toContain("true exit 0");
     expect(await first.locator(".cost-cell").textContent()).toContain("$0.50");
+    // The receipt beside the cost: where the price came from (the scripted agent reports its own).
+    expect(await first.locator(".cost-cell .receipt").textContent()).toContain("price from driver");
     expect(await page.locator("#budget").textContent()).toContain("spent $1.00 of $0.75");
     expect(await page.locator("#run-reason").textContent()).toContain("max-cost");
     await page.screenshot({ path: join(SHOTS, "run.png"), fullPage: true });

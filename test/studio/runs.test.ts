@@ -88,6 +88,17 @@ describe("pulse studio's coding runs and feed", () => {
     expect(badBudget.status).toBe(400);
   });
 
+  it("steers a session: the guidance is pending on its run page until its agent acknowledges it", async () => {
+    const steer = (body: string) => fetch(`${studio.url}/api/runs/session/${orphan}/steer`, { method: "POST", headers: json, body });
+    expect((await steer("{}")).status).toBe(400);
+    expect((await steer('{"text": "   "}')).status).toBe(400);
+    expect((await steer('{"text": "x", "force": true}')).status).toBe(400);
+    const ok = await steer('{"text": "Keep the public API stable"}');
+    expect(ok.status).toBe(200);
+    const d = (await (await fetch(`${studio.url}/api/runs/session/${orphan}`)).json()) as { pending_replans: { text: string | null }[] };
+    expect(d.pending_replans.map((p) => p.text)).toEqual(["Keep the public API stable"]);
+  });
+
   it("replays what a page missed after its Last-Event-ID", async () => {
     const feed = `${studio.url}/api/events?loop=examples.hello`;
     const first = await readFeed(feed, {}, (es) => es.some((e) => e.type === "hello"));
