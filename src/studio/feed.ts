@@ -25,6 +25,8 @@ export interface FeedOptions {
   keep?: number;
   /** Events a client may have queued before it is cut off (default 1000). */
   maxQueued?: number;
+  /** How long events wait to be written together (default 50 ms). */
+  flushMs?: number;
 }
 
 const texts = new WeakMap<FeedEvent, string>();
@@ -51,6 +53,7 @@ export class Feed {
   private readonly subscribers = new Set<Subscriber>();
   private readonly keep: number;
   private readonly maxQueued: number;
+  private readonly flushMs: number;
   private flushing = false;
   /** Clients cut off for falling behind (visible in tests and the bench). */
   cutOff = 0;
@@ -58,6 +61,7 @@ export class Feed {
   constructor(options: FeedOptions = {}) {
     this.keep = options.keep ?? 2000;
     this.maxQueued = options.maxQueued ?? 1000;
+    this.flushMs = options.flushMs ?? 50;
   }
 
   get lastId(): number {
@@ -74,14 +78,17 @@ export class Feed {
     this.held.push(e);
     if (this.held.length > this.keep * 1.25) this.held.splice(0, this.held.length - this.keep);
     if (this.subscribers.size === 0) return;
+    let queued = false;
     for (const s of this.subscribers) {
       if (!s.filter(e)) continue;
       s.queue.push(e);
+      queued = true;
       if (s.queue.length > this.maxQueued) this.cut(s);
     }
-    if (!this.flushing) {
+    // Written in batches, at most every flushMs: one socket write per page per batch, not per event.
+    if (queued && !this.flushing) {
       this.flushing = true;
-      setImmediate(() => this.flush());
+      setTimeout(() => this.flush(), this.flushMs).unref();
     }
   }
 

@@ -36,11 +36,12 @@ function client(options: { stalled?: boolean } = {}): FeedClient & { text: strin
   return c;
 }
 
-const tick = () => new Promise((r) => setImmediate(r));
+/** Long enough for a flush (the feeds here write after flushMs 0). */
+const tick = () => new Promise((r) => setTimeout(r, 2));
 
 describe("Feed", () => {
   it("replays what a reconnecting client missed, in order, after its Last-Event-ID", async () => {
-    const feed = new Feed({ keep: 100 });
+    const feed = new Feed({ keep: 100, flushMs: 0 });
     for (let i = 1; i <= 10; i++) feed.publish("host", { n: i });
     const c = client();
     feed.subscribe(c, 6);
@@ -57,7 +58,7 @@ describe("Feed", () => {
   });
 
   it("tells a client whose missed events are no longer held to read the state again (reset)", async () => {
-    const feed = new Feed({ keep: 10 });
+    const feed = new Feed({ keep: 10, flushMs: 0 });
     for (let i = 1; i <= 50; i++) feed.publish("host", { n: i });
     const c = client();
     feed.subscribe(c, 3);
@@ -72,18 +73,21 @@ describe("Feed", () => {
   });
 
   it("cuts off a client that stops reading once its queue is full; the publisher never waits and the others get everything", async () => {
-    const feed = new Feed({ keep: 10_000, maxQueued: 50 });
+    const feed = new Feed({ keep: 10_000, maxQueued: 50, flushMs: 0 });
     const slow = client({ stalled: true });
     const fast = client();
     feed.subscribe(slow, undefined);
     feed.subscribe(fast, undefined);
-    const started = performance.now();
+    let publishing = 0;
     for (let i = 1; i <= 5000; i++) {
+      const t = performance.now();
       feed.publish("host", { n: i });
+      publishing += performance.now() - t;
       if (i % 20 === 0) await tick();
     }
     await tick();
-    expect(performance.now() - started).toBeLessThan(2000);
+    // 5,000 events cost the publisher well under a millisecond each, the stalled page notwithstanding.
+    expect(publishing).toBeLessThan(500);
     expect(slow.closed).toBe(true);
     expect(feed.cutOff).toBe(1);
     expect(feed.clients).toBe(1);
@@ -104,7 +108,7 @@ describe("Feed", () => {
   it("for any history and any reconnect point: exactly the missed events in order, or a reset", async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 200 }), async (keep, published, after) => {
-        const feed = new Feed({ keep });
+        const feed = new Feed({ keep, flushMs: 0 });
         for (let i = 1; i <= published; i++) feed.publish("host", { n: i });
         const c = client();
         feed.subscribe(c, after);
