@@ -5,7 +5,7 @@
  */
 import { request } from "node:http";
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,6 +130,16 @@ describe("pulse studio with a token", () => {
     } finally {
       expect(await studio.stop()).toBe(0);
     }
+  });
+
+  it("refuses an invalid manifest with its positioned errors and exit 1, before listening", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-studio-bad-"));
+    writeFileSync(join(dir, "bad.yaml"), "pulse_protocol_version: '0.1'\nloop_id: bad.loop\nphases: []\n");
+    const r = runBin("pulse", ["studio", "--store", "memory:", "--port", "0", join(dir, "bad.yaml")]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/bad\.yaml:\d+:\d+/);
+    expect(r.stderr).toContain("pulse studio: ");
+    expect(r.stdout).not.toContain("pulse studio at");
   });
 
   it("refuses bad flags with one line and exit 2", () => {
