@@ -3,12 +3,17 @@
 import { systemView, loopView, tracesView, traceView, conformanceView } from "./views.js";
 import { runsView, runView } from "./runs.js";
 
-// A token comes in the address's fragment (#token=…, never sent to a server), kept for the tab.
-if (location.hash.startsWith("#token=")) {
-  sessionStorage.setItem("pulse-token", decodeURIComponent(location.hash.slice(7)));
+// A token comes in the address's fragment (#token=…, never sent to a server), kept for the tab
+// and taken out of the address at once (so it is in no history entry or bookmark).
+let token = sessionStorage.getItem("pulse-token");
+function takeToken() {
+  if (!location.hash.startsWith("#token=")) return false;
+  token = decodeURIComponent(location.hash.slice(7));
+  sessionStorage.setItem("pulse-token", token);
   history.replaceState(null, "", location.pathname + "#/system");
+  return true;
 }
-const token = sessionStorage.getItem("pulse-token");
+takeToken();
 
 export async function api(path, options = {}) {
   const headers = { accept: "application/json" };
@@ -122,6 +127,8 @@ async function follow() {
 // ---- router --------------------------------------------------------------------------------------
 let cleanup = [];
 async function route() {
+  // An address with a token pasted into an open tab: the feed reconnects with it.
+  if (takeToken()) aborter.abort();
   for (const fn of cleanup.splice(0)) fn();
   const parts = (location.hash.replace(/^#\/?/, "") || "system").split("/").map(decodeURIComponent);
   const main = document.getElementById("main");

@@ -144,6 +144,25 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     await page.screenshot({ path: join(SHOTS, "run-complete.png"), fullPage: true });
   });
 
+  it("with a token: the page opened from the printed address reads the API and the feed; without it, it says it is refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-studio-token-"));
+    const guarded = await startStudio(dir, ["--store", "memory:", "--no-kickoff", "--token", "page-token-0123456789abcdef", HELLO]);
+    const other = await browser.newPage();
+    try {
+      await other.goto(`${guarded.url}/`);
+      await other.locator("#view-error").waitFor();
+      expect(await other.locator("#view-error").textContent()).toContain("Authorization: Bearer");
+      await other.goto(`${guarded.url}/#token=${guarded.token}`);
+      await other.locator('[data-loop="examples.hello"]').waitFor();
+      await expect.poll(() => other.locator("#live").textContent()).toBe("live");
+      // The token left the address at once: it is not in the history or a bookmark.
+      expect(other.url()).not.toContain("token");
+    } finally {
+      await other.close();
+      expect(await guarded.stop()).toBe(0);
+    }
+  });
+
   it("opens a pulse-conform report: the twelve tests, their checks and the badge; a JSON file that is no report is refused", async () => {
     await go("#/conformance");
     await page.locator("#report-file").setInputFiles(notReport);
