@@ -33,6 +33,10 @@ describe("the package's entry points", () => {
     expect(exportsOf("pulse/adapters/nats")).toEqual(expect.arrayContaining(["NatsTransport", "encodeSignal", "decodeSignal"]));
   });
 
+  it("pulse/agent has the plan → decide → act agent's library API (docs/agent.md)", () => {
+    expect(exportsOf("pulse/agent")).toEqual(expect.arrayContaining(["createAgent", "reportSummary", "summarize", "mergeReports", "discoverActions", "bm25", "reciprocalRankFusion", "validateFeedback", "AgentRunner"]));
+  });
+
   it("a path outside the exports map is not importable by name (only the documented entry points are public)", () => {
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", `await import("pulse/dist/src/transports/http.js")`], { encoding: "utf8" });
     expect(r.status).not.toBe(0);

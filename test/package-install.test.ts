@@ -89,6 +89,9 @@ function checkInstalled(dir: string): void {
   }
   // The README's offline session demo names the scripted driver's example: it ships too.
   expect(existsSync(join(installed, "examples", "coding", "session.json"))).toBe(true);
+  // And the agent's offline demo: its script and its home's actions.
+  expect(existsSync(join(installed, "examples", "agent", "welcome.json"))).toBe(true);
+  expect(existsSync(join(installed, "examples", "agent", "home", "actions", "word-count", "SKILL.md"))).toBe(true);
   const manifests = join(installed, "manifests");
   expect(sh("npx", ["--offline", "pulse-validate", "--format", "compact", manifests], dir).code).toBe(0);
   expect(sh("npx", ["--offline", "pulse-diagram", join(manifests, "examples", "hello.loop.yaml"), "-f", "dot"], dir).out).toContain("digraph");

@@ -99,6 +99,11 @@ async function main(): Promise<void> {
     const { addSessionCommands } = await import("./session-command.js");
     addSessionCommands(program.command("session"), io);
   } else program.command("session").description("Autonomous coding sessions: an agent iterating on a goal in a git repository (pulse session --help).").allowUnknownOption();
+  // Loaded when an agent command runs, like the session loop.
+  if (process.argv[2] === "agent") {
+    const { addAgentCommands } = await import("./agent-command.js");
+    addAgentCommands(program.command("agent"), io);
+  } else program.command("agent").description("The plan → decide → act agent: guides, knowledge and actions in its home (pulse agent --help).").allowUnknownOption();
 
   if (process.argv[2] === "guidance") {
     const { addGuidanceCommands } = await import("./guidance-command.js");

@@ -365,6 +365,9 @@ export class Host {
       this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "duplicate", at: this.clock.now() });
       return { outcome: "duplicate" };
     }
+    // Checked again after the store's answer: signals received meanwhile may have spent the iterations.
+    const spentNow = this.spent();
+    if (spentNow) return { outcome: "rejected", reason: spentNow };
     this.admitted++;
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.

@@ -25,6 +25,7 @@ describe("pulse run", () => {
     expect([...loops].sort()).toEqual([
       "agentromatic.deliberation",
       "coding.guidance_watch",
+      "coding.plan_decide_act",
       "coding.pulse_session",
       "examples.hello",
       "examples.idle_consolidation",

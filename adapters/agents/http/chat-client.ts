@@ -52,7 +52,16 @@ export function chatUrl(baseUrl: string): string {
 }
 
 export async function chatCompletion(options: ChatClientOptions, body: Record<string, unknown>, signal?: AbortSignal): Promise<ChatResponse & { retries: number }> {
-  const url = chatUrl(options.baseUrl);
+  const { value, retries } = await postWithRetry(chatUrl(options.baseUrl), options, body, parseChat, signal);
+  return { ...value, retries };
+}
+
+/**
+ * POSTs JSON to `url` and parses the answer with `parse`, retried with exponential backoff and
+ * jitter on 429, 5xx and connection failures (honouring Retry-After): the chat call's policy,
+ * shared with the other endpoints of the same services (embeddings).
+ */
+export async function postWithRetry<T>(url: string, options: ChatClientOptions, body: Record<string, unknown>, parse: (url: string, text: string) => T, signal?: AbortSignal): Promise<{ value: T; retries: number }> {
   const sleep = options.sleep ?? defaultSleep;
   const maxRetries = options.maxRetries ?? 5;
   let lastError: ChatError | undefined;
@@ -62,8 +71,8 @@ export async function chatCompletion(options: ChatClientOptions, body: Record<st
       await sleep(lastError?.retryAfterMs ?? backoff * (0.75 + Math.random() * 0.5), signal);
     }
     try {
-      const response = await once(url, options, body, signal);
-      return { ...response, retries: attempt };
+      const text = await once(url, options, body, signal);
+      return { value: parse(url, text), retries: attempt };
     } catch (e) {
       if (signal?.aborted) throw e;
       if (!(e instanceof ChatError)) throw e;
@@ -75,7 +84,7 @@ export async function chatCompletion(options: ChatClientOptions, body: Record<st
   throw lastError!;
 }
 
-async function once(url: string, options: ChatClientOptions, body: Record<string, unknown>, signal?: AbortSignal): Promise<ChatResponse> {
+async function once(url: string, options: ChatClientOptions, body: Record<string, unknown>, signal?: AbortSignal): Promise<string> {
   const timeout = AbortSignal.timeout(options.requestTimeoutMs ?? 600_000);
   let res: Response;
   try {
@@ -100,6 +109,10 @@ async function once(url: string, options: ChatClientOptions, body: Record<string
     }
     throw new ChatError(`${url} answered HTTP ${res.status}: ${detail}`, res.status, retryAfter);
   }
+  return text;
+}
+
+function parseChat(url: string, text: string): ChatResponse {
   let parsed: { choices?: { message?: ChatMessage; finish_reason?: string }[]; model?: string; usage?: ChatResponse["usage"] };
   try {
     parsed = JSON.parse(text);

@@ -1,0 +1,219 @@
+/**
+ * The agent as a library (seed 002's `Agent`: `ask`, `getReport`, `submitFeedback`), assembled
+ * from its home: config.json, actions/, guides/, knowledge/, logs/, the embeddings cache and the
+ * store (feedback and the action processes, SQLite `agent.db`). The LLM is the home's configured
+ * provider (openai_compatible or ollama), or any agent driver (`scripted` in tests and the demo).
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { createDriver } from "../../../adapters/agents/create-driver.js";
+import { ChatLlm, apiKeyOf, baseUrlOf } from "../../../adapters/agents/llm/chat-llm.js";
+import { DriverLlm } from "../../../adapters/agents/llm/driver-llm.js";
+import { HttpEmbedder } from "../../../adapters/agents/llm/embeddings-client.js";
+import { runActionProcess } from "../../../adapters/agents/actions/run-action.js";
+import { MemoryAgentFeedback } from "../../../adapters/memory/agent-feedback.js";
+import { MemoryAgentProcesses } from "../../../adapters/memory/agent-processes.js";
+import { SqliteAgentFeedback } from "../../../adapters/sqlite/agent-feedback.js";
+import { SqliteAgentProcesses } from "../../../adapters/sqlite/agent-processes.js";
+import type { Script } from "../../../adapters/agents/scripted/script.js";
+import { createRuntime } from "../../embedded.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import type { AgentProcesses } from "../agent-processes.js";
+import { packageFile } from "../session/profile.js";
+import { performAction, newActionRunId, type ActionExecutor } from "./actions/executor.js";
+import { discoverActions } from "./actions/discover.js";
+import { ConfigError, defaultHome, homePaths, loadConfig, type AgentConfig } from "./config.js";
+import { decide } from "./decider.js";
+import { validateFeedback, type FeedbackStore, type FeedbackStored } from "./feedback.js";
+import type { Llm } from "./llm.js";
+import { buildPlan } from "./planner.js";
+import { readReport, ReportError } from "./report.js";
+import { loadGuides, loadKnowledge } from "./retrieval/corpus.js";
+import { EmbeddingCache } from "./retrieval/embedding-cache.js";
+import { screen } from "./retrieval/screen.js";
+import { AGENT_LOOP_ID } from "./handlers.js";
+import { AGENT_MANIFEST, AgentRunner, type RunOutcome } from "./runner.js";
+import type { AgentHooks, ExecutionMode } from "./run-state.js";
+import { summarize, type RunSummary } from "./summary.js";
+import type { ActionResult, Decision, Plan } from "./types.js";
+
+export interface AgentOptions {
+  /** The agent's home (default $PULSE_AGENT_HOME, else ~/.pulse/agent). */
+  home?: string;
+  /** Where actions run and relative --files resolve (default the process's cwd). */
+  workdir?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** `config` (the home's llm entries, default), `scripted` (with `script`), or an agent driver name (`openai`, a CLI preset). */
+  driver?: string;
+  script?: string | Script;
+  /** An LLM of one's own for the planner and the decider (overrides `driver`). */
+  llm?: Llm;
+  executor?: ActionExecutor;
+  /** `memory:` keeps feedback in memory; else a SQLite file (default `<home>/agent.db`). */
+  store?: string;
+  config?: AgentConfig;
+  /** A reranker of one's own (else the llm entry screening.rerankerAlias names, if any). */
+  reranker?: Llm;
+  /** How a `wait` decision waits (tests pass a recorder). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** A runtime of one's own to host the loop in (its substrates, its audit); else an embedded one. */
+  runtime?: Runtime;
+}
+
+export interface AskOptions extends AgentHooks {
+  executionMode?: ExecutionMode;
+  runId?: string;
+}
+
+export interface RunHandle {
+  runId: string;
+  /** Settles when the run ends, however it ends. */
+  finished: Promise<RunOutcome>;
+}
+
+export class AgentError extends Error {}
+
+export interface Agent {
+  readonly home: string;
+  readonly config: AgentConfig;
+  ask(text: string, files?: string[], opts?: AskOptions): Promise<RunHandle>;
+  getReport(runId: string): Promise<RunSummary>;
+  submitFeedback(actionRunId: string, feedback: unknown): Promise<FeedbackStored>;
+  plan(request: string, files?: string[]): Promise<Plan>;
+  decide(plan: Plan): Promise<Decision>;
+  action(name: string, args: unknown): Promise<ActionResult>;
+  abort(runId: string): boolean;
+  close(): Promise<void>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A run's report file in a home (no LLM, no store needed to read it). */
+export function reportPath(home: string, runId: string, config: AgentConfig = loadConfig(home)): string {
+  if (!UUID.test(runId)) throw new AgentError(`--run-id: ${JSON.stringify(runId)} is not a run id (a UUID)`);
+  return join(homePaths(home, config).logs, `${runId}.jsonl`);
+}
+
+export function reportSummary(home: string, runId: string): RunSummary {
+  return summarize(readReport(reportPath(home, runId)));
+}
+
+function llmsOf(o: AgentOptions, config: AgentConfig, home: string, env: Readonly<Record<string, string | undefined>>): { planner: Llm; decider: Llm } {
+  if (o.llm) return { planner: o.llm, decider: o.llm };
+  const driver = o.driver ?? "config";
+  if (driver !== "config") {
+    const d = createDriver({ name: driver, env, ...(o.script ? { script: o.script } : {}) });
+    const llm = new DriverLlm(d, join(homePaths(home, config).runs, "llm"), AGENT_LOOP_ID);
+    return { planner: llm, decider: llm };
+  }
+  if (config.llm.length === 0) throw new ConfigError(`${homePaths(home).config}: no llm entry: add one (pulse agent config --init writes a sample), or use --driver scripted --script FILE`);
+  const byAlias = (alias: string | undefined) => new ChatLlm(config.llm.find((e) => e.alias === alias) ?? config.llm[0]!, env);
+  return { planner: byAlias(config.roles.planner), decider: byAlias(config.roles.decider) };
+}
+
+function embeddingsOf(config: AgentConfig, home: string, env: Readonly<Record<string, string | undefined>>): EmbeddingCache | undefined {
+  const s = config.screening;
+  if (s.strategy === "keyword") return undefined;
+  const entry = config.llm.find((e) => e.alias === s.embeddingAlias) ?? (s.embeddingAlias ? undefined : config.llm.find((e) => e.embeddingModel));
+  if (!entry?.embeddingModel) throw new ConfigError(`screening.strategy "${s.strategy}" needs embeddings: set screening.embeddingAlias to an llm entry with an embeddingModel (no silent fall back to keywords)`);
+  const apiKey = apiKeyOf(entry, env);
+  return new EmbeddingCache(homePaths(home, config).cache, new HttpEmbedder(entry.embeddingModel, { baseUrl: baseUrlOf(entry), requestTimeoutMs: entry.requestTimeoutMs ?? 60_000, maxRetries: entry.maxRetries ?? 3, ...(apiKey ? { apiKey } : {}) }));
+}
+
+export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
+  const env = o.env ?? process.env;
+  const home = resolve(o.home ?? defaultHome(env));
+  const config = o.config ?? loadConfig(home);
+  const paths = homePaths(home, config);
+  const workdir = resolve(o.workdir ?? process.cwd());
+  // Made when first needed: `pulse agent action` and `report` need no model.
+  let llms: { planner: Llm; decider: Llm } | undefined;
+  const models = () => (llms ??= llmsOf(o, config, home, env));
+  const embeddings = embeddingsOf(config, home, env);
+  const rerankEntry = config.screening.rerankerAlias ? config.llm.find((e) => e.alias === config.screening.rerankerAlias) : undefined;
+  const reranker = o.reranker ?? (rerankEntry ? new ChatLlm(rerankEntry, env) : undefined);
+  const executor = o.executor ?? runActionProcess;
+  let feedback: FeedbackStore;
+  let processes: AgentProcesses;
+  if (o.store === "memory:") {
+    feedback = new MemoryAgentFeedback();
+    processes = new MemoryAgentProcesses();
+  } else {
+    const path = resolve(o.store?.replace(/^sqlite:/, "") ?? paths.store);
+    feedback = SqliteAgentFeedback.open(path);
+    processes = SqliteAgentProcesses.open(path);
+  }
+  const runner = await AgentRunner.create(o.runtime ?? (await createRuntime()), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs);
+  const filesOf = (files: readonly string[]) =>
+    files.map((f) => {
+      const abs = isAbsolute(f) ? f : resolve(workdir, f);
+      if (!existsSync(abs)) throw new AgentError(`--files: ${f}: no such file`);
+      return abs;
+    });
+  const actions = () => discoverActions(paths.actions).actions;
+  const reportOf = (runId: string) => reportPath(home, runId, config);
+
+  return {
+    home,
+    config,
+    async ask(text, files = [], opts = {}) {
+      if (!text.trim()) throw new AgentError("--request: the request is empty");
+      const { planner, decider } = models();
+      const runId = opts.runId ?? randomUUID();
+      const finished = runner.run({
+        runId,
+        request: text,
+        files: filesOf(files),
+        mode: opts.executionMode ?? config.execution.execution_mode,
+        workdir,
+        config,
+        runsDir: join(paths.runs, runId),
+        planner,
+        decider,
+        ...(embeddings ? { embeddings } : {}),
+        ...(reranker ? { reranker } : {}),
+        guides: loadGuides([paths.guides]),
+        knowledge: loadKnowledge([paths.knowledge]),
+        actions: actions(),
+        executor,
+        feedback,
+        processes,
+        hooks: opts,
+        parentEnv: env,
+        ...(o.sleep ? { sleep: o.sleep } : {}),
+      });
+      return { runId, finished };
+    },
+    async getReport(runId) {
+      return summarize(readReport(reportOf(runId)));
+    },
+    async submitFeedback(actionRunId, value) {
+      const f = validateFeedback({ ...(value as object), actionRunId });
+      const known = await feedback.get(actionRunId);
+      return feedback.add(f, known ? { action: known.action, runId: known.runId } : { action: "?", runId: "?" });
+    },
+    async plan(request, files = []) {
+      const guides = await screen(loadGuides([paths.guides]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
+      const knowledge = await screen(loadKnowledge([paths.knowledge]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
+      return (await buildPlan(models().planner, { request, files: filesOf(files), guides: guides.map((g) => g.entry), knowledge: knowledge.map((k) => k.entry), actions: actions().map((a) => ({ name: a.name, description: a.description })), iteration: 1 })).plan;
+    },
+    async decide(plan) {
+      const candidates = actions().map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, screen: 1 / (i + 1), feedback: 0, score: 1 / (i + 1) }));
+      return (await decide(models().decider, { plan, candidates, observations: [], iteration: 1 })).decision;
+    },
+    async action(name, args) {
+      const spec = actions().find((a) => a.name === name);
+      if (!spec) throw new AgentError(`--name: no action ${JSON.stringify(name)} in ${paths.actions} (there are ${actions().map((a) => a.name).join(", ") || "none"})`);
+      const runId = randomUUID();
+      return performAction(executor, spec, args, { runId, actionRunId: newActionRunId(), workdir, files: [], runsDir: join(paths.runs, runId), parentEnv: env });
+    },
+    abort: (runId) => runner.abort(runId),
+    async close() {
+      await feedback.close();
+      await processes.close();
+    },
+  };
+}
+
+export { ReportError };
