@@ -15,6 +15,8 @@ import { SESSION_DESCRIPTION } from "./pulse-session.js";
 import { addServeOptions, SERVE_DESCRIPTION, SERVE_HELP, type ServeOptions } from "./serve-options.js";
 import { addStoreMigrateOptions, STORE_MIGRATE_HELP } from "./store-migrate.js";
 import { addAuditOptions, addStoreOption, AUDIT_HELP, type AuditCliOptions } from "./audit-command.js";
+import { addMcpOptions, MCP_DESCRIPTION, MCP_HELP, type McpCliOptions } from "./mcp-options.js";
+import { addStudioOptions, STUDIO_DESCRIPTION, STUDIO_HELP, type StudioCliOptions } from "./studio-options.js";
 import { addSubstrateServeOptions, SUBSTRATE_SERVE_DESCRIPTION, SUBSTRATE_SERVE_HELP, type SubstrateServeOptions } from "./substrate-options.js";
 
 export async function main(): Promise<void> {
@@ -105,6 +107,22 @@ export async function main(): Promise<void> {
     .action(async (opts: ServeOptions, cmd: Command) => {
       const { runServe } = await import("./serve-command.js");
       setExitCode(cmd, await runServe(opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
+    });
+
+  addStudioOptions(program.command("studio"))
+    .description(STUDIO_DESCRIPTION)
+    .addHelpText("after", STUDIO_HELP)
+    .action(async (paths: string[], opts: StudioCliOptions, cmd: Command) => {
+      const { runStudio } = await import("./studio-command.js");
+      setExitCode(cmd, await runStudio(paths, opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
+    });
+
+  addMcpOptions(program.command("mcp"))
+    .description(MCP_DESCRIPTION)
+    .addHelpText("after", MCP_HELP)
+    .action(async (paths: string[], opts: McpCliOptions, cmd: Command) => {
+      const { runMcp } = await import("./mcp-command.js");
+      setExitCode(cmd, await runMcp(paths, opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
     });
 
   const store = program.command("store").description("Administer a pulse store.");

@@ -50,6 +50,7 @@ export interface RunCliOptions {
   hostId?: string;
   store?: string;
   color?: boolean;
+  studio?: string | true;
 }
 
 export const RUN_DESCRIPTION = "Run PULSE loops on their cadences, with recording handlers and a durable store, printing a live trace.";
@@ -125,6 +126,7 @@ export function addRunOptions(cmd: Command): Command {
     .option("--host-id <name>", "with --fleet: this host's name in the fleet (default hostname:pid)")
     .option("--store <spec>", `where state is kept: sqlite:PATH, postgres://…?schema=name (a fleet's shared store), or memory: for nothing after the run (default: $PULSE_STORE, else ${DEFAULT_STORE})`)
     .addOption(new Option("--http-mode <mode>", "CloudEvents HTTP content mode of --route signals").choices(["structured", "binary"]).default("structured"))
+    .option("--studio [port]", "also serve pulse studio, the web app to watch and steer the run, on 127.0.0.1 (default port 7400; see docs/studio.md)")
     .option("--color", "force colour")
     .option("--no-color", "disable colour");
 }
@@ -255,15 +257,18 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   }
   const transport = nats ?? (Object.keys(routes).length > 0 ? new transports.HttpTransport({ routes, mode: opts.httpMode ?? "structured", ...(token !== undefined ? { token } : {}) }) : undefined);
   let host: Awaited<ReturnType<typeof createHost>> | undefined;
+  // --studio: phases' inputs and outputs kept for its trace view, once it exists.
+  let studio: import("../studio/studio.js").Studio | undefined;
+  const capture = opts.studio === undefined ? undefined : (await import("../studio/studio.js")).capturing;
   host = await createHost({
     workspace,
     store,
     ...(transport ? { transport } : {}),
     ...(iterations !== undefined ? { maxIterations: iterations } : {}),
     ...(fleet ? { fleet: fleet.fleet } : {}),
-    defaultHandler: recordingHandler({
-      emits: (loopId, phaseId) => (host?.loop(loopId)?.compiled.connections ?? []).filter((c) => c.connection.emit_phase === phaseId).map((c) => c.connection.token as never),
-    }),
+    defaultHandler: ((recording) => (capture ? capture(recording, () => studio) : recording))(
+      recordingHandler({ emits: (loopId, phaseId) => (host?.loop(loopId)?.compiled.connections ?? []).filter((c) => c.connection.emit_phase === phaseId).map((c) => c.connection.token as never) }),
+    ),
     onEscalation: () => undefined,
   });
   const h = host;
@@ -293,6 +298,9 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
     server = signalServer;
     trace.note(`receiving signals at ${url}${token !== undefined ? " (token required)" : ""}`);
   }
+
+  const studioRun = opts.studio === undefined ? undefined : await (await import("./studio-serve.js")).startRunStudio(h, store, sources, opts.studio, opts.store, token, io, (s) => (studio = s));
+  if (studioRun) trace.note(`pulse studio at ${studioRun.url}`);
 
   let reason = "interrupted" as StopReason;
   let stopRequested: (why: StopReason) => void = () => undefined;
@@ -369,6 +377,7 @@ async function runHosted(sources: Awaited<ReturnType<typeof readManifestSources>
   // After in-flight iterations finished: the leases go, and other hosts take over at once.
   await fleet?.stop();
   await server?.close();
+  await studioRun?.close();
   let code: number = EXIT.ok;
   // A store that failed (and had not answered again by the end) fails the run, however it stopped.
   if (h.storeFailure) code = EXIT.problems;
