@@ -97,6 +97,10 @@ async function main(): Promise<void> {
     const { addSessionCommands } = await import("./session-command.js");
     addSessionCommands(program.command("session"), io);
   } else program.command("session").description("Autonomous coding sessions: an agent iterating on a goal in a git repository (pulse session --help).").allowUnknownOption();
+  if (process.argv[2] === "workflow") {
+    const { addWorkflowCommands } = await import("./workflow-command.js");
+    addWorkflowCommands(program.command("workflow"), io);
+  } else program.command("workflow").description("The pulsing workflow: a plan's pulses, each one verified commit in a worktree of its own (pulse workflow --help).").allowUnknownOption();
 
   addServeOptions(program.command("serve"))
     .description(SERVE_DESCRIPTION)

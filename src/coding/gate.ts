@@ -94,3 +94,32 @@ export function describeVerdict(v: GateVerdict, maxLines = 20): string {
   }
   return lines.join("\n");
 }
+
+/**
+ * Seed 001's pattern baselines: problems recorded before the agent's work (a compiler code, a
+ * failing test's name), matched against failure lines after both are normalised, so a line
+ * naming a known problem (in the recorded file, when one is given) is never counted as new.
+ */
+export interface PatternBaseline {
+  issueType: "Error" | "Warning";
+  source: "Build" | "Lint" | "Test";
+  pattern: string;
+  filePath?: string;
+  description?: string;
+}
+
+export function isKnownFailure(line: string, patterns: readonly PatternBaseline[]): boolean {
+  const l = line.toLowerCase();
+  return patterns.some((p) => {
+    const pattern = normaliseLine(p.pattern).toLowerCase();
+    if (!pattern || !l.includes(pattern)) return false;
+    return !p.filePath || l.includes(normaliseLine(p.filePath).toLowerCase());
+  });
+}
+
+/** A verdict with the failures the pattern baselines name taken out (a check is held to its baseline for the rest). */
+export function excuseKnown(v: GateVerdict, patterns: readonly PatternBaseline[]): GateVerdict {
+  if (patterns.length === 0) return v;
+  const checks = v.checks.map((c) => ({ ...c, newFailures: c.newFailures.filter((f) => !isKnownFailure(f, patterns)) }));
+  return { passed: checks.every((c) => c.newFailures.length === 0), checks };
+}
