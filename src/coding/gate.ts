@@ -37,7 +37,8 @@ export interface GateVerdict {
 }
 
 const FAILURE = /\b(fail(ed|ure|s|ing)?|error|errors|exception|panic(ked)?|not ok|assert(ion)?error|traceback|✗|×|✘)\b|^\s*(✗|×|✘|FAIL|ERR!?)\b/i;
-const PASSING = /\b(0|no) (fail(ed|ures?)?|errors?)\b/i;
+// "0 failed", "no errors", and TAP's "# fail 0" (node --test), "errors: 0": counts of nothing, not failures.
+const PASSING = /\b(0|no) (fail(ed|ures?)?|errors?)\b|\b(fail(ed|ures?)?|errors?):?\s+0\b/i;
 
 /** One output line with what varies between runs of the same failure taken out. */
 export function normaliseLine(line: string): string {
