@@ -12,7 +12,7 @@ import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.j
 import type { AgentResult, ToolCall } from "../../agents/contract.js";
 import { recordProcesses } from "../agent-processes.js";
 import { pulseDoneTool, REQUEST_EXTENSION_TOOL } from "../completion-tools.js";
-import { compareToBaseline, excuseKnown, type GateVerdict } from "../gate.js";
+import { baselineOf, compareToBaseline, excuseKnown, type CheckBaseline, type CheckRun, type GateVerdict } from "../gate.js";
 import { phaseAuditSink } from "../audit-sink.js";
 import { changedSince, landPulse, openPulseBranch, pulseBranch, shelvePulse } from "./branches.js";
 import { completionOf, extensionOf, judgeTurn, standingFailures, type ToolOutcome, type TurnVerdict } from "./decide.js";
@@ -59,6 +59,8 @@ export interface CompletionVerdict extends PulseTurn {
   verdict: TurnVerdict | null;
   gate: GateVerdict | null;
   files: string[];
+  /** Accepted with unresolved issues: the checks as they stand become the baseline later pulses are held to. */
+  rebaseline: CheckBaseline[] | null;
 }
 
 /** checkpoint (act) → record_outcome. */
@@ -180,16 +182,17 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       const run = runOf(runs, ctx);
       const t = ctx.input as PulseTurn;
       const p = await pulseOf(run, t.pulse_id);
-      if (!p || !t.result) return { ...t, next: "record_outcome", decision: "end", verdict: null, gate: null, files: [] };
+      if (!p || !t.result) return { ...t, next: "record_outcome", decision: "end", verdict: null, gate: null, files: [], rebaseline: null };
       const w = run.workflow;
       const completion = completionOf(t.result.toolCalls);
       const aborted = run.controller.signal.aborted || run.stopping !== undefined;
       const files = await changedSince(w.worktree_path, t.base!, w.artifacts);
       // Done means verified: the gate runs on a completion only, against the preflight's baselines.
       let gate: GateVerdict | null = null;
+      let checks: CheckRun[] = [];
       if (completion && !aborted && t.result.status === "ok" && w.verify.checks.length > 0) {
         const recording = await recordProcesses(run.processes, w.id, w.turns, "pulse-workflow");
-        const checks = await run.checks(w.verify.checks, { cwd: w.worktree_path, timeoutMs: run.profile.validate.checksTimeoutMs, signal: run.controller.signal, onSpawn: recording.onSpawn, marker: recording.marker }).finally(recording.done);
+        checks = await run.checks(w.verify.checks, { cwd: w.worktree_path, timeoutMs: run.profile.validate.checksTimeoutMs, signal: run.controller.signal, onSpawn: recording.onSpawn, marker: recording.marker }).finally(recording.done);
         gate = excuseKnown(compareToBaseline(checks, w.verify.baseline ?? []), await run.records.baselines(w.id));
       }
       const verdict = judgeTurn({
@@ -206,7 +209,8 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
         limits: run.profile.limits,
       });
       const ends = verdict.decision === "accept" || verdict.decision === "fail" || verdict.decision === "stop";
-      return { ...t, next: ends ? "checkpoint" : "record_outcome", decision: verdict.decision, verdict, gate, files };
+      const rebaseline = verdict.decision === "accept" && verdict.unresolvedIssues.length > 0 && gate && !gate.passed ? checks.map(baselineOf) : null;
+      return { ...t, next: ends ? "checkpoint" : "record_outcome", decision: verdict.decision, verdict, gate, files, rebaseline };
     },
 
     checkpoint: async (ctx): Promise<Checkpoint> => {
@@ -249,7 +253,8 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
         ...(ended === "succeeded" ? { summary: v.summary, has_unresolved_issues: v.unresolvedIssues.length > 0, unresolved_issues: v.unresolvedIssues } : {}),
         ...(ended === "failed" || ended === "stopped" ? { failure_reason: v.reason } : {}),
       });
-      run.workflow = await run.records.update(w.id, { total_tokens_used: w.total_tokens_used + entry.tokens, total_cost_usd: w.total_cost_usd + entry.costUsd });
+      // The issues a person is asked to review are known from now on: later pulses are not blamed for them.
+      run.workflow = await run.records.update(w.id, { total_tokens_used: w.total_tokens_used + entry.tokens, total_cost_usd: w.total_cost_usd + entry.costUsd, ...(x.rebaseline ? { verify: { ...w.verify, baseline: x.rebaseline } } : {}) });
       run.emit({ type: "turn.finished", workflow_id: w.id, pulse: p.number, turn: x.turn, decision: v.decision, reason: v.reason, files: x.files, gate: x.gate, commit: x.commit ?? null, receipt: entry, pulse_status: pulse.status });
       const workflow = ((): WorkflowDecision => {
         if (ended === "succeeded" && pulse.has_unresolved_issues) return { action: "stop", status: "halted", reason: `pulse ${p.number} succeeded with unresolved issues (${pulse.unresolved_issues.map((i) => i.issue).join("; ")}): review them, then pulse workflow resume ${w.id.slice(0, 8)}` };
