@@ -25,6 +25,7 @@ describe("pulse run", () => {
     expect([...loops].sort()).toEqual([
       "agentromatic.deliberation",
       "coding.pulse_session",
+      "coding.pulsing_workflow",
       "examples.hello",
       "examples.idle_consolidation",
       "examples.listener",
