@@ -154,12 +154,16 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
           const script = opts.script ? resolve(io.cwd, opts.script) : undefined;
           const missing = missingCli(driver, io.env);
           if (missing) throw new UsageError(`--driver: ${missing}`);
+          const draft = { driver: { name: driver, ...(script ? { script } : {}), ...(opts.model ? { model: opts.model } : {}) } };
+          // A driver that cannot be built (unknown, a bad script) is refused before anything is recorded.
+          try {
+            driverFor(draft, "run_pulse", wf.storePath, io);
+          } catch (e) {
+            throw new UsageError(`${(e as Error).name === "ScriptError" ? "--script" : "--driver"}: ${(e as Error).message}`);
+          }
           const repo = await repoRoot(resolve(io.cwd, opts.repo));
           const id = randomUUID();
           const where = await planWorkflowWorkspace(repo, id, { ...(opts.base ? { base: opts.base } : {}), ...(opts.branch ? { branch: opts.branch } : {}), prefix: wf.profile.git.branchPrefix, dir: worktreesDir(io.env) });
-          const draft = { driver: { name: driver, ...(script ? { script } : {}), ...(opts.model ? { model: opts.model } : {}) } };
-          // A driver that cannot be built (unknown, a bad script) is refused before anything is recorded.
-          driverFor(draft, "run_pulse", wf.storePath, io);
           const w = await wf.records.create(
             { id, title: plan.title ?? basename(planPath), plan_path: planPath, repo_path: repo, ...where, ...draft, verify: { checks: opts.verify } },
             plan.pulses.map((p, i) => ({ id: randomUUID(), number: i + 1, title: p.title, description: p.description, ...(p.id ? { planned_pulse_id: p.id } : {}) })),

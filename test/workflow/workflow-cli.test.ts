@@ -70,3 +70,34 @@ describe("pulse workflow start", () => {
     expect(git(w.repo, "log", "--format=%s", `main..${s.workflow.branch}`)).toBe("fix(math): add adds");
   }, 120_000);
 });
+
+describe("pulse workflow refusals", () => {
+  it("refuses bad input with exit 2, one line naming the flag, and records nothing", () => {
+    const w = world();
+    const plan = writeFile(w, "plan.md", "- Fix add\n");
+    const script = writeScript(w, [PREFLIGHT()]);
+    const cases: [string[], RegExp][] = [
+      [["workflow", "start"], /required option '--plan <file>'/],
+      [["workflow", "start", "--plan", `${w.dir}/missing.md`], /^pulse workflow: --plan .*missing\.md: no such file$/],
+      [["workflow", "start", "--plan", writeFile(w, "empty.md", "No list here.\n"), "--driver", "scripted", "--script", script, "--repo", w.repo], /empty\.md: no pulses/],
+      [["workflow", "start", "--plan", plan, "--driver", "nope", "--repo", w.repo], /^pulse workflow: --driver: unknown driver "nope"/],
+      [["workflow", "start", "--plan", plan, "--driver", "scripted", "--repo", w.repo], /^pulse workflow: --script: the scripted driver needs a script/],
+      [["workflow", "start", "--plan", plan, "--driver", "scripted", "--script", writeFile(w, "bad.json", '{"steps": [{"outcome": "sometimes"}]}'), "--repo", w.repo], /^pulse workflow: --script: .*steps\[0\]\.outcome/],
+      [["workflow", "start", "--plan", plan, "--driver", "scripted", "--script", script, "--repo", w.repo, "--base", "nonesuch"], /^pulse workflow: --base: "nonesuch" is no commit/],
+      [["workflow", "start", "--plan", plan, "--driver", "scripted", "--script", script, "--repo", w.dir], /is not a git repository/],
+      [["workflow", "mcp", "--phase", "review"], /--phase: "review" is not preflight or pulse/],
+      [["workflow", "status", "abcd1234"], /no workflow abcd1234/],
+    ];
+    for (const [args, message] of cases) {
+      const r = pulse(w, args);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr.trim()).toMatch(message);
+    }
+    expect(pulse(w, ["workflow", "status"]).stdout).toBe("no workflows\n");
+    expect(git(w.repo, "branch", "--format=%(refname:short)")).toBe("main");
+    // --help says what the commands are.
+    const help = pulse(w, ["workflow", "--help"]);
+    expect(help.stdout).toMatch(/start[\s\S]*status[\s\S]*logs[\s\S]*stop[\s\S]*resume[\s\S]*clean/);
+  }, 120_000);
+});
