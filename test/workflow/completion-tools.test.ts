@@ -18,8 +18,8 @@ import { loadWorkflowProfile } from "../../src/coding/workflow/profile.js";
 import { WorkflowRunner } from "../../src/coding/workflow/runner.js";
 import { planWorkflowWorkspace } from "../../src/coding/workflow/workspace.js";
 import { startChatMock } from "../agents/support/chat-mock.js";
-import { ROOT } from "../cli/run-bin.js";
-import { FIXED_ADD, git, worlds } from "./helpers.js";
+import { ROOT, runBin } from "../cli/run-bin.js";
+import { FIXED_ADD, git, worlds, writeFile } from "./helpers.js";
 
 const world = worlds();
 type Tool = { function: { name: string; parameters: { properties: Record<string, unknown> } } };
@@ -97,5 +97,19 @@ describe("the workflow's completion tools", () => {
     } finally {
       await preflight.close();
     }
+  }, 60_000);
+});
+
+describe("a CLI agent in a workflow", () => {
+  it("ends its preflight and its pulse with the completion tools pulse serves it over MCP", () => {
+    const w = world();
+    const config = writeFile(w, "agents.json", JSON.stringify({ presets: { "mcp-agent": { extends: "claude", command: resolve(ROOT, "test/workflow/fixtures/mcp-agent.mjs") } } }));
+    const plan = writeFile(w, "plan.md", "- Fix add\n");
+    const r = runBin("pulse", ["workflow", "start", "--plan", plan, "--driver", "mcp-agent", "--repo", w.repo, "--base", "main", "--store", join(w.dir, "pulse.db"), "--json"], { env: { ...w.env, PULSE_AGENTS_CONFIG: config } });
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s.preflight.summary).toBe("tools offered: record_baseline, preflight_done");
+    expect(s.pulses[0]).toMatchObject({ status: "succeeded", gate: "passed", summary: "fix(math): add adds (tools: pulse_done, request_extension)", files: ["src/math.js"] });
+    expect(git(w.repo, "show", `${s.workflow.branch}:src/math.js`)).toBe(FIXED_ADD.trim());
   }, 60_000);
 });
