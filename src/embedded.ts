@@ -38,6 +38,16 @@ export function createHost(options: HostOptions = {}): Promise<Host> {
   return Host.assemble({ ...options, registry: withEmbeddedDefaults(options.registry, options.store) });
 }
 
+/**
+ * A registry whose default audit slot is the store's trail (committed event by event, chained,
+ * read by `pulse audit`), every other default slot in memory: for loops that keep their own
+ * records and resume from them (the coding loops), so the runtime journals nothing of theirs.
+ */
+export function storeAuditRegistry(store: Store): SubstrateRegistry {
+  const inMemory = inMemorySubstrateFactory();
+  return withEmbeddedDefaults(new SubstrateRegistry().fallbackTo(((slot, uri) => (slot === "audit" ? store.audit : inMemory(slot, uri))) as SubstrateFactory));
+}
+
 /** The store's memory graphs (one per memory URI) and audit trail; every other slot in memory. */
 function storeSubstrateFactory(store: Store): SubstrateFactory {
   const inMemory = inMemorySubstrateFactory();

@@ -33,7 +33,7 @@ import { describePgError, PostgresStoreError } from "./errors.js";
 import { SESSION_SCHEMA_VERSION, sessionSchemaVersion, sessionsTooNew } from "./session-schema.js";
 
 /** Columns kept as jsonb: a JS value is sent as its JSON text (an array would become text[]). */
-const JSON_COLUMNS = new Set(["progress_log", "driver", "verify", "gate"]);
+const JSON_COLUMNS = new Set(["progress_log", "driver", "verify", "gate", "receipt"]);
 /** bigint columns, which pg hands back as strings. */
 const BIGINT_COLUMNS = new Set(["total_tokens_used", "tokens_used", "max_tokens", "max_wall_ms"]);
 

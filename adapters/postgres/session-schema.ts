@@ -15,7 +15,7 @@ import type pg from "pg";
 import type { PostgresAddress } from "./address.js";
 import { PostgresStoreError } from "./errors.js";
 
-export const SESSION_SCHEMA_VERSION = 4;
+export const SESSION_SCHEMA_VERSION = 5;
 export const SESSION_VERSION_KEY = "session_schema_version";
 
 function v1(a: PostgresAddress): string {
@@ -79,9 +79,14 @@ CREATE TABLE ${q("pulse_session_events")} (
 GRANT SELECT, INSERT ON ${q("pulse_session_events")} TO "${a.appRole}";`;
 }
 
+/** 5: each iteration's receipt (as in SQLite). */
+function v5(a: PostgresAddress): string {
+  return `ALTER TABLE "${a.schema}".pulse_iterations ADD COLUMN receipt jsonb;`;
+}
+
 /** Migration n takes the session tables from version n to n + 1. */
 export function sessionMigrations(a: PostgresAddress): string[] {
-  return [v1(a), v2(a), v3(a), v4(a)];
+  return [v1(a), v2(a), v3(a), v4(a), v5(a)];
 }
 
 /** The session tables' version in a store's schema (0: none yet; the schema must have `meta`). */

@@ -61,10 +61,12 @@ const MIGRATIONS = [
     type TEXT NOT NULL, data TEXT NOT NULL,
     PRIMARY KEY (session_id, seq)
   ) STRICT;`,
+  // 5: each iteration's receipt (model, tokens by kind, dollars, where the price came from).
+  `ALTER TABLE pulse_iterations ADD COLUMN receipt TEXT;`,
 ];
 
 /** Columns holding JSON (arrays, objects) rather than scalars. */
-const JSON_COLUMNS = new Set(["progress_log", "driver", "files_changed", "verify", "gate"]);
+const JSON_COLUMNS = new Set(["progress_log", "driver", "files_changed", "verify", "gate", "receipt"]);
 
 type Row = Record<string, unknown>;
 

@@ -22,7 +22,8 @@ import type { SessionRecord, SessionRecords } from "../coding/session/records.js
 import { SessionRunner } from "../coding/session/runner.js";
 import { SessionInputError, SessionService, type SessionDraft } from "../coding/session/service.js";
 import { worktreesDir } from "../coding/session/workspace.js";
-import { createRuntime } from "../embedded.js";
+import { createRuntime, openStore, storeAuditRegistry } from "../embedded.js";
+import type { Store } from "../store/contracts.js";
 import { StoreError } from "../store/contracts.js";
 import { UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
@@ -118,6 +119,14 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
     }
   };
   const service = new SessionService(records, { driver: profile.dispatch.driver, contextStrategy: profile.buildContext.contextStrategy, maxIterations: profile.limits.maxIterations ?? 10, verify: { checks: profile.verify.checks, each: profile.verify.each }, worktreesDir: worktreesDir(io.env), ...(stateDir ? { stateDir } : {}) }, (draft) => checkSession(draft, profile, storeArg, io), reaper);
+  // The audit trail of the runs: in the store's own tables beside the records (pulse audit reads
+  // and verifies it), opened only by a process that runs sessions.
+  let auditStore: Promise<Store> | undefined;
+  const auditTrail = (): Promise<Store> | undefined => {
+    if (spec.kind === "memory") return undefined;
+    auditStore ??= openStore(spec.kind === "sqlite" ? `sqlite:${spec.path}` : spec.url, { note: (m) => io.stderr(`pulse: ${m}\n`) });
+    return auditStore;
+  };
   return {
     records,
     service,
@@ -140,7 +149,7 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
         onError: (channel, e) => io.stderr(`pulse session: notification through ${channel} failed: ${e.message}\n`),
       });
       const runner = await SessionRunner.create({
-        runtime: await createRuntime(),
+        runtime: await createRuntime(await auditTrail()?.then((store) => ({ registry: storeAuditRegistry(store) }))),
         records,
         profile,
         notifier,
@@ -153,6 +162,7 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
       return { runner, notifier };
     },
     close: async () => {
+      if (auditStore) await (await auditStore.catch(() => undefined))?.close();
       await processes.close();
       await records.close();
     },

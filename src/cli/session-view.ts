@@ -3,6 +3,7 @@
  * with its signal, commit, files, tokens and cost), `status`, `list` and `logs`.
  */
 import type { LedgerEntry } from "../coding/cost-ledger.js";
+import type { IterationReceipt } from "../coding/session/records.js";
 import type { IterationRecord, SessionRecord } from "../coding/session/records.js";
 import type { SessionEvent } from "../coding/session/run-state.js";
 import { reviewLines } from "../coding/session/workspace.js";
@@ -22,7 +23,7 @@ function plural(n: number, word: string): string {
 const PRICED: Record<LedgerEntry["costSource"], string> = { driver: "as the agent reported it", price_table: "priced from the model's list price", default_price: "priced at the default rate (model unknown)" };
 
 /** An iteration's receipt: who, tokens by kind, dollars and where the price came from. */
-export function receiptLine(r: LedgerEntry): string {
+export function receiptLine(r: IterationReceipt): string {
   const u = r.usage;
   const tokens = [`${u.inputTokens.toLocaleString("en-US")} in`, `${u.outputTokens.toLocaleString("en-US")} out`, ...(u.cacheReadTokens ? [`${u.cacheReadTokens.toLocaleString("en-US")} cache read`] : []), ...(u.cacheWriteTokens ? [`${u.cacheWriteTokens.toLocaleString("en-US")} cache write`] : [])];
   return `    receipt: ${r.model ?? r.driver} · ${tokens.join(" / ")} tokens · $${r.costUsd.toFixed(4)}, ${PRICED[r.costSource]}`;
@@ -67,7 +68,7 @@ export function viewLine(e: SessionEvent): string | undefined {
 
 export function statusText(s: SessionRecord, iterations: IterationRecord[], live: boolean): string {
   const lines = [sessionHeader(s), `  status ${s.status}${live ? ` (running in process ${s.runner_pid})` : ""}${s.control ? `, ${s.control} requested` : ""} · last signal ${s.last_signal ?? "none"} · created by ${s.created_by} ${s.created_at}`, `  ${sessionSummary(s).replace(/\n {2}/, "\n  ")}`, ...reviewLines(s).map((l) => `  ${l}`)];
-  for (const i of iterations) lines.push(`  ${iterationLine(i, s.max_iterations).replace(/\n/g, "\n  ")}`);
+  for (const i of iterations) lines.push(`  ${iterationLine(i, s.max_iterations).replace(/\n/g, "\n  ")}`, ...(i.receipt ? [`  ${receiptLine(i.receipt)}`] : []));
   return `${lines.join("\n")}\n`;
 }
 

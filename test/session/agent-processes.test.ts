@@ -120,7 +120,7 @@ describe("an agent never outlives its pulse", () => {
 });
 
 describe("resume after a SIGKILL", () => {
-  it("at random points of a turn: after resume no agent of the session is alive, no two turns ran at once, every iteration is recorded once (property)", async () => {
+  it("at random points of a turn: after resume no agent of the session is alive, no two turns ran at once, every iteration is recorded once, the audit chain verifies (property)", async () => {
     // The turn notes its shell's pid; a turn that finds the previous one still alive notes the overlap.
     // A killed turn whose parent died may stay a zombie until init reaps it: alive means running, not Z.
     const turn = "if [ -e turn.pid ] && s=$(awk '{print $3}' /proc/$(cat turn.pid)/stat 2>/dev/null) && [ -n \"$s\" ] && [ \"$s\" != Z ]; then echo overlap >> overlap.txt; fi; echo $$ > turn.pid; sleep 1.5";
@@ -150,6 +150,10 @@ describe("resume after a SIGKILL", () => {
           // An earlier iteration was interrupted, or (killed after its record was written) kept as it ended.
           for (const i of d.iterations.slice(0, -1)) expect(i.status === "complete" || /^interrupted/.test(i.error ?? ""), JSON.stringify(i)).toBe(true);
           expect((await recorded(store)).markers).toEqual([]);
+          // The audit trail the killed runners and the resume wrote still chains, trace by trace.
+          const audit = runBin("pulse", ["audit", "verify", "--store", `sqlite:${store}`], { cwd: repo, env: { HOME: repo } });
+          expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+          expect(audit.stdout).toMatch(/^ok: \d+ chains?, [1-9]\d* events verified/);
         } finally {
           for (const d of dirs.splice(0)) removeDir(d);
         }

@@ -54,6 +54,10 @@ describe("pulse session (the bin)", () => {
     expect(pulse("list", "--status", "running").stdout).toBe("no sessions\n");
     const status = pulse("status", list[0].id.slice(0, 8));
     expect(status.stdout).toContain("status complete · last signal COMPLETE");
+    // The receipt is kept with the iteration: status shows it long after the live view is gone.
+    expect(status.stdout).toMatch(/#1\/5 · CONTINUE[^\n]*\n[^\n]*Created greet\.js\.\n {6}receipt: scripted · 100 in \/ 20 out tokens · \$0\.\d{4}, priced at the default rate \(model unknown\)\n/);
+    const detail = json(pulse("status", list[0].id, "--json"));
+    expect(detail.iterations[0].receipt).toEqual({ driver: "scripted", usage: { inputTokens: 100, outputTokens: 20 }, tokens: 120, costUsd: detail.iterations[0].cost_usd, costSource: "default_price" });
     // How to review and merge it (its worktree is gone once it completed; the branch stays).
     expect(status.stdout).toContain(`branch ${branch} from main (`);
     expect(status.stdout).toContain("its worktree is removed; the branch stays");

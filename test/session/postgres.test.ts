@@ -198,7 +198,7 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
     // The near miss: migrating again adds them, and the same command works.
     const again = runBin("pulse", ["store", "migrate", "--store", older.url]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain("session tables created at version 4");
+    expect(again.stdout).toContain("session tables created at version 5");
     const ok = runBin("pulse", ["session", "list", "--store", older.appUrl], { cwd: repo });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toBe("no sessions\n");

@@ -37,7 +37,10 @@ describe("anchor resolution", () => {
     expect(resolveAnchor({ goal: "fix the login form validation", turns, minSalience: 0.2 })).toMatchObject({ strategy: "semantic", turnId: "turn-1", salience: 0.5, depth: 1 });
     expect(resolveAnchor({ goal: "deploy to production", turns, minSalience: 0.2 })).toMatchObject({ strategy: "temporal", turnId: "turn-2" });
     expect(resolveAnchor({ goal: "anything", turns: [], minSalience: 0.2 })).toMatchObject({ strategy: "none", turnId: null });
-    expect(resolveAnchor({ goal: "x", turns, minSalience: 0 }).ms).toBeGreaterThanOrEqual(0);
+    // The time it took, by the clock it is given; a clock that steps back is never a negative time.
+    const ticks = (...t: number[]) => () => t.shift()!;
+    expect(resolveAnchor({ goal: "x", turns, minSalience: 0 }, ticks(10, 12.5)).ms).toBe(2.5);
+    expect(resolveAnchor({ goal: "x", turns, minSalience: 0 }, ticks(10, 9)).ms).toBe(0);
   });
 
   it("reads the anchor hint outside code only, and summarises without tags", () => {

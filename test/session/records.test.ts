@@ -92,7 +92,7 @@ describe.each(fixtures)("SessionRecords (%s)", (_name, open) => {
     expect(await r.get(created.id)).toEqual(updated);
     expect(updated).toEqual({ ...created, ...patch, updated_at: updated.updated_at });
     const it1 = await r.addIteration({ id: "it-e1", session_id: created.id, iteration_number: 1, task_content: "t" });
-    const itPatch: IterationPatch = { status: "timeout", signal: "BLOCKED", signal_source: "tag", signal_reason: "r", error: "e", anchor_resolution_ms: 1.5, anchor_salience: 0.25, anchor_depth: 3, tokens_used: 7, cost_usd: 0.5, files_changed: ["a b.ts", "{x}", "c,d"], gate: { passed: false, checks: [{ command: "npm test", exit: 1, newFailures: ["y fails"], durationMs: 12 }] }, finished_at: now() };
+    const itPatch: IterationPatch = { status: "timeout", signal: "BLOCKED", signal_source: "tag", signal_reason: "r", error: "e", anchor_resolution_ms: 1.5, anchor_salience: 0.25, anchor_depth: 3, tokens_used: 7, cost_usd: 0.5, files_changed: ["a b.ts", "{x}", "c,d"], gate: { passed: false, checks: [{ command: "npm test", exit: 1, newFailures: ["y fails"], durationMs: 12 }] }, receipt: { driver: "claude", model: "claude-sonnet-4-5", usage: { inputTokens: 1200, outputTokens: 300, cacheReadTokens: 5000, cacheWriteTokens: 40 }, tokens: 6540, costUsd: 0.0123, costSource: "driver" }, finished_at: now() };
     const it2 = await r.updateIteration(it1.id, itPatch);
     expect(it2).toEqual({ ...it1, ...itPatch });
     expect(await r.iterations(created.id)).toEqual([it2]);
@@ -168,7 +168,7 @@ describe("SqliteSessionRecords in the shared file", () => {
     expect(versions.map((v) => v.component)).toEqual(["sessions", "store"]);
     db.prepare("UPDATE pulse_schema_versions SET version = 99 WHERE component = 'sessions'").run();
     db.close();
-    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 5/);
+    expect(() => SqliteSessionRecords.open(path)).toThrow(/sessions tables are at schema version 99.*knows sessions schema versions up to 6/);
   });
 
   it("refuses a file that is not a database, in one line", () => {

@@ -278,6 +278,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         cost_usd: entry.costUsd,
         error: result.status === "ok" ? (status === "rejected" ? `COMPLETE rejected: the checks gained failures:\n${describeVerdict(x.gate!)}` : null) : (result.error?.message ?? result.status),
         gate: x.gate,
+        receipt: { driver: entry.driver, ...(entry.model !== undefined ? { model: entry.model } : {}), usage: entry.usage, tokens: entry.tokens, costUsd: entry.costUsd, costSource: entry.costSource },
         finished_at: new Date().toISOString(),
       });
       const unresolved = escape ? `completed with unresolved issues (the checks still fail after ${rejections} rejected COMPLETEs): ${x.unresolved ?? describeVerdict(x.gate!).replace(/\n\s*/g, "; ")}` : undefined;

@@ -8,6 +8,7 @@
 import type { CheckBaseline, GateVerdict } from "../gate.js";
 import type { Signal, SignalSource } from "../signals.js";
 import type { StopReason } from "../limits.js";
+import type { LedgerEntry } from "../cost-ledger.js";
 
 /**
  * `interrupted` is never stored: it is what a `running` session whose runner process is gone is
@@ -126,9 +127,14 @@ export interface IterationRecord {
   error: string | null;
   /** The checks' verdict on this iteration (on a COMPLETE, or every iteration with --verify-each). */
   gate: GateVerdict | null;
+  /** What the turn cost, itemised: the model, tokens by kind, dollars and where the price came from. */
+  receipt: IterationReceipt | null;
   started_at: string;
   finished_at: string | null;
 }
+
+/** An iteration's receipt (the cost ledger's entry for its turn, without what the record already says). */
+export type IterationReceipt = Pick<LedgerEntry, "driver" | "model" | "usage" | "tokens" | "costUsd" | "costSource">;
 
 export type NewSession = Pick<SessionRecord, "id" | "project_name" | "goal" | "max_iterations" | "repo_path" | "driver" | "context_strategy" | "created_by"> &
   Partial<Pick<SessionRecord, "anchor_turn_id" | "branch_name" | "worktree_path" | "base_ref" | "base_sha" | "verify" | "max_cost_usd" | "max_tokens" | "max_wall_ms">>;
@@ -239,6 +245,7 @@ export function newIterationRecord(i: NewIteration, now: string): IterationRecor
     cost_usd: 0,
     error: null,
     gate: null,
+    receipt: null,
     started_at: now,
     finished_at: null,
     ...i,
