@@ -55,6 +55,8 @@ const MIGRATIONS = [
     workflow_id TEXT NOT NULL REFERENCES pulse_workflows (id), seq INTEGER NOT NULL, at TEXT NOT NULL,
     type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (workflow_id, seq)
   ) STRICT;`,
+  // 2: --merge ff|squash|rebase, applied when every pulse succeeded.
+  `ALTER TABLE pulse_workflows ADD COLUMN merge TEXT;`,
 ];
 
 const JSON_COLUMNS = new Set(["driver", "verify", "artifacts", "unresolved_issues", "files_changed", "gate", "setup_commands"]);

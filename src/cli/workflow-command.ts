@@ -11,7 +11,8 @@ import { ProfileError } from "../coding/session/profile.js";
 import { repoRoot, SessionRepoError } from "../coding/session/repo.js";
 import { worktreesDir } from "../coding/session/workspace.js";
 import { parsePlan, PlanError } from "../coding/workflow/plan.js";
-import { isFinished, type WorkflowRecord } from "../coding/workflow/records.js";
+import { isFinished, MERGE_MODES, type MergeMode, type WorkflowRecord } from "../coding/workflow/records.js";
+import { currentBranch, git } from "../coding/git.js";
 import { WorkflowError } from "../coding/workflow/runner.js";
 import { closeWorktree, planWorkflowWorkspace, WorkflowInputError } from "../coding/workflow/workspace.js";
 import { isToolCall, pulseDoneTool, PREFLIGHT_DONE_TOOL, RECORD_BASELINE_TOOL, REQUEST_EXTENSION_TOOL } from "../coding/completion-tools.js";
@@ -60,6 +61,7 @@ interface StartOpts extends StoreOpts {
   script?: string;
   model?: string;
   verify: string[];
+  merge?: string;
   json?: boolean;
 }
 
@@ -134,6 +136,7 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
     .option("--driver <name>", "claude, codex, gemini, qwen, opencode, openai, scripted, … (default from the profile)")
     .option("--script <file>", "the scripted driver's steps (JSON or YAML)")
     .option("--model <name>", "the model the driver asks for")
+    .option("--merge <mode>", "when every pulse succeeded, merge the workflow branch into --base: ff, squash or rebase (never into a branch checked out anywhere: that checkout is yours)")
     .option("--verify <cmd>", "a command every pulse is held to, against its preflight baseline (repeatable; the preflight may add more)", collect, [])
     .option("--json", "print the review summary as JSON")
     .action((opts: StartOpts, cmd: Command) =>
@@ -147,6 +150,7 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
         }
         const plan = parsePlan(text, opts.plan);
         if (opts.verify.some((c) => !c.trim())) throw new UsageError("--verify: an empty command");
+        if (opts.merge !== undefined && !MERGE_MODES.includes(opts.merge as MergeMode)) throw new UsageError(`--merge: ${JSON.stringify(opts.merge)} is not one of ${MERGE_MODES.join(", ")}`);
         return withWorkflows(opts, io, async (wf) => {
           const driver = opts.driver ?? wf.profile.runPulse.driver;
           if (driver === "scripted" && !opts.script) throw new UsageError("--script: the scripted driver needs a script (--script FILE)");
@@ -163,9 +167,10 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
           }
           const repo = await repoRoot(resolve(io.cwd, opts.repo));
           const id = randomUUID();
+          if (opts.merge && !(await isBranch(repo, opts.base))) throw new UsageError(`--merge: the base ${opts.base ? JSON.stringify(opts.base) : "(the current HEAD)"} is not a branch to merge into: name one with --base`);
           const where = await planWorkflowWorkspace(repo, id, { ...(opts.base ? { base: opts.base } : {}), ...(opts.branch ? { branch: opts.branch } : {}), prefix: wf.profile.git.branchPrefix, dir: worktreesDir(io.env) });
           const w = await wf.records.create(
-            { id, title: plan.title ?? basename(planPath), plan_path: planPath, repo_path: repo, ...where, ...draft, verify: { checks: opts.verify } },
+            { id, title: plan.title ?? basename(planPath), plan_path: planPath, repo_path: repo, ...where, ...draft, verify: { checks: opts.verify }, ...(opts.merge ? { merge: opts.merge as MergeMode } : {}) },
             plan.pulses.map((p, i) => ({ id: randomUUID(), number: i + 1, title: p.title, description: p.description, ...(p.id ? { planned_pulse_id: p.id } : {}) })),
           );
           if (!opts.json) io.stderr(`workflow ${w.id}: ${plan.pulses.length} pulse(s) on ${w.branch_name} from ${w.base_ref} (${w.base_sha.slice(0, 8)})\n${w.base_note ? `note: ${w.base_note}\n` : ""}`);
@@ -286,6 +291,12 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
         return serveCompletionTools(opts.phase === "preflight" ? [RECORD_BASELINE_TOOL, PREFLIGHT_DONE_TOOL] : [pulseDoneTool(true), REQUEST_EXTENSION_TOOL]);
       }),
     );
+}
+
+/** Whether --base (else the checkout's current branch) names a local branch. */
+async function isBranch(repo: string, base: string | undefined): Promise<boolean> {
+  const name = base ?? (await currentBranch(repo));
+  return name !== null && (await git(repo, ["rev-parse", "--verify", "-q", `refs/heads/${name}`], { allowFail: true })).code === 0;
 }
 
 function agentLine(e: { type: string; text?: string; call?: { name: string } } | undefined): string | undefined {

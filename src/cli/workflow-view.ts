@@ -88,6 +88,8 @@ export function eventLine(e: WorkflowEvent): string | undefined {
       const commit = d.commit ? ` → ${String(d.commit).slice(0, 8)}` : "";
       return `pulse ${String(d.pulse)} turn ${String(d.turn)}: ${String(d.decision)}${commit}${files.length ? ` (${files.length} file${files.length === 1 ? "" : "s"})` : ""}${d.reason && d.decision !== "accept" ? `: ${String(d.reason).split("\n")[0]}` : ""}`;
     }
+    case "workflow.merged":
+      return `--merge ${String(d.mode)}: ${String(d.note)}`;
     case "workflow.finished": {
       const w = d.workflow as WorkflowRecord;
       return `workflow ${w.status}${w.status_reason ? `: ${w.status_reason}` : ""}`;

@@ -21,6 +21,9 @@ export interface WorkflowDriver {
   timeoutMs?: number;
 }
 
+export type MergeMode = "ff" | "squash" | "rebase";
+export const MERGE_MODES: readonly MergeMode[] = ["ff", "squash", "rebase"];
+
 export interface WorkflowRecord {
   id: string;
   title: string;
@@ -33,6 +36,8 @@ export interface WorkflowRecord {
   base_note: string | null;
   branch_name: string;
   worktree_path: string;
+  /** How the workflow branch goes into the base branch when every pulse succeeded (null: left for review). */
+  merge: MergeMode | null;
   driver: WorkflowDriver;
   status: WorkflowStatus;
   status_reason: string | null;
@@ -120,7 +125,7 @@ export interface WorkflowEventRecord {
   data: unknown;
 }
 
-export type NewWorkflow = Pick<WorkflowRecord, "id" | "title" | "plan_path" | "repo_path" | "base_ref" | "base_sha" | "base_note" | "branch_name" | "worktree_path" | "driver" | "verify">;
+export type NewWorkflow = Pick<WorkflowRecord, "id" | "title" | "plan_path" | "repo_path" | "base_ref" | "base_sha" | "base_note" | "branch_name" | "worktree_path" | "driver" | "verify"> & Partial<Pick<WorkflowRecord, "merge">>;
 export type WorkflowPatch = Partial<Omit<WorkflowRecord, "id" | "created_at" | "updated_at">>;
 export type NewPulse = Pick<PulseRecord, "id" | "workflow_id" | "number" | "title" | "description"> & Partial<Pick<PulseRecord, "planned_pulse_id">>;
 export type PulsePatch = Partial<Omit<PulseRecord, "id" | "workflow_id" | "number" | "created_at">>;
@@ -156,7 +161,7 @@ export interface WorkflowRecords {
 }
 
 export function newWorkflowRecord(w: NewWorkflow, now: string): WorkflowRecord {
-  return { ...w, status: "pending", status_reason: null, control: null, runner_pid: null, turns: 0, artifacts: [], total_tokens_used: 0, total_cost_usd: 0, created_at: now, updated_at: now, finished_at: null };
+  return { merge: null, ...w, status: "pending", status_reason: null, control: null, runner_pid: null, turns: 0, artifacts: [], total_tokens_used: 0, total_cost_usd: 0, created_at: now, updated_at: now, finished_at: null };
 }
 
 export function newPulseRecord(p: NewPulse, now: string): PulseRecord {

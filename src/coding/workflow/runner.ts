@@ -21,6 +21,7 @@ import { WORKFLOW_LOOP_ID, WORKFLOW_MANIFEST, type WorkflowProfile } from "./pro
 import { isFinished, type WorkflowRecord, type WorkflowRecords } from "./records.js";
 import type { WorkflowEvent, WorkflowRun, WorkflowRuns } from "./run-state.js";
 import { closeWorktree } from "./workspace.js";
+import { mergeWorkflow } from "./merge.js";
 
 export interface WorkflowRunnerOptions {
   runtime: Runtime;
@@ -162,6 +163,12 @@ export class WorkflowRunner {
     const w = run.workflow;
     let reason = d.reason;
     // A workflow that ended keeps no worktree: the branch stays for review (completed), or goes with it (abandoned: it holds nothing).
+    if (d.status === "completed" && w.merge) {
+      const summaries = (await this.o.records.pulses(w.id)).map((p) => p.summary ?? p.title);
+      const merged = await mergeWorkflow(w, w.merge, summaries).catch((e: Error) => ({ merged: false, note: `not merged: ${e.message}` }));
+      reason += `; ${merged.note}`;
+      run.emit({ type: "workflow.merged", workflow_id: w.id, mode: w.merge, ...merged });
+    }
     if (d.status === "completed" || d.status === "abandoned") {
       try {
         await closeWorktree(worktree, w, d.status === "abandoned");
