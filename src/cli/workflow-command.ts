@@ -94,7 +94,7 @@ async function withWorkflows<T>(opts: StoreOpts, io: CliIO, fn: (wf: Workflows) 
 
 async function found(wf: Workflows, id: string): Promise<WorkflowRecord> {
   const w = await wf.records.get(id);
-  if (!w) throw new UsageError(`no workflow ${id} in ${wf.storePath} (an id or a unique prefix of at least 4 characters)`);
+  if (!w) throw new UsageError(`no workflow ${id} in ${wf.storePath.replace(/\/\/[^@/]*@/, "//")} (an id or a unique prefix of at least 4 characters)`);
   return w;
 }
 

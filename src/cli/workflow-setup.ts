@@ -16,6 +16,7 @@ import type { WorkflowRecord, WorkflowRecords } from "../coding/workflow/records
 import { WorkflowRunner } from "../coding/workflow/runner.js";
 import { createRuntime } from "../embedded.js";
 import { UsageError } from "./exit-codes.js";
+import { StoreError } from "../store/contracts.js";
 import type { CliIO } from "./io.js";
 import { sessionStoreOf } from "./session-setup.js";
 
@@ -24,6 +25,7 @@ export interface Workflows {
   profile: WorkflowProfile;
   processes: AgentProcesses;
   reaper: ProcessReaper;
+  /** The SQLite file or PostgreSQL URL, as another pulse process is given it (--store). */
   storePath: string;
   runner(): Promise<WorkflowRunner>;
   close(): Promise<void>;
@@ -32,17 +34,17 @@ export interface Workflows {
 export async function openWorkflows(o: { store?: string; profile?: string }, io: Pick<CliIO, "env" | "cwd" | "stderr">): Promise<Workflows> {
   const profile = loadWorkflowProfile(o.profile === undefined ? undefined : resolve(io.cwd, o.profile));
   const spec = sessionStoreOf(o.store, io);
-  // Another process (stop, status, a resume after a crash) must find the workflow: a file, not memory.
-  if (spec.kind !== "sqlite") throw new UsageError(`--store: workflows are kept in a SQLite file (default .pulse/pulse.db); ${spec.kind === "memory" ? "memory: keeps nothing another command could stop or resume" : "PostgreSQL records for workflows are not implemented yet"}`);
-  const records = SqliteWorkflowRecords.open(spec.path);
-  const processes = SqliteAgentProcesses.open(spec.path);
+  // Another process (stop, status, a resume after a crash) must find the workflow: a file or a database, not memory.
+  if (spec.kind === "memory") throw new UsageError("--store: workflows are kept in a SQLite file (default .pulse/pulse.db) or PostgreSQL; memory: keeps nothing another command could stop or resume");
+  const { records, processes } = spec.kind === "sqlite" ? { records: SqliteWorkflowRecords.open(spec.path), processes: SqliteAgentProcesses.open(spec.path) } : await openPostgres(spec.url, spec.flag, io);
+  const storeArg = spec.kind === "sqlite" ? spec.path : spec.url;
   const reaper = new ProcessReaper(processes);
   return {
     records,
     profile,
     processes,
     reaper,
-    storePath: spec.path,
+    storePath: storeArg,
     runner: async () =>
       WorkflowRunner.create({
         runtime: await createRuntime(),
@@ -51,13 +53,25 @@ export async function openWorkflows(o: { store?: string; profile?: string }, io:
         processes,
         reaper,
         checks: (commands, c) => runChecks(commands, { ...c, parentEnv: io.env }),
-        driverFor: (w, phase) => driverFor(w, phase, spec.path, io),
+        driverFor: (w, phase) => driverFor(w, phase, storeArg, io),
       }),
     close: async () => {
       await processes.close();
       await records.close();
     },
   };
+}
+
+/** Loaded only for a PostgreSQL store: the SQLite default does not pay for pg. */
+async function openPostgres(url: string, flag: string, io: Pick<CliIO, "stderr">): Promise<{ records: WorkflowRecords; processes: AgentProcesses }> {
+  const { PostgresWorkflowRecords } = await import("../../adapters/postgres/workflow-records.js");
+  try {
+    const records = await PostgresWorkflowRecords.open(url, { onNote: (m) => io.stderr(`pulse: ${m}\n`) });
+    return { records, processes: records.agentProcesses() };
+  } catch (error) {
+    if (error instanceof StoreError) throw new UsageError(`${flag}: ${error.message}`);
+    throw error;
+  }
 }
 
 /** The workflow's driver for a phase; a CLI agent gets `pulse workflow mcp --phase …`, the completion tools of that phase. */

@@ -87,8 +87,11 @@ export class WorkflowRunner {
       if ((e as Error).name === "WorktreeError" && (e as { code?: string }).code === "LOCKED") throw new WorkflowError("RUNNING", (e as Error).message);
       throw e;
     }
+    // Events are appended in order, one write after another; the run waits for the last before it returns.
+    let written: Promise<unknown> = Promise.resolve();
     const emit = (e: WorkflowEvent) => {
-      void records.appendEvents(id, [{ at: new Date().toISOString(), type: e.type, data: e }]).catch(() => undefined);
+      const at = new Date().toISOString();
+      written = written.then(() => records.appendEvents(id, [{ at, type: e.type, data: e }])).catch(() => undefined);
       options.onEvent?.(e);
     };
     try {
@@ -105,6 +108,7 @@ export class WorkflowRunner {
       if (now?.status === "running") await records.update(id, { status: "failed", status_reason: `the workflow could not run: ${(e as Error).message}`, runner_pid: null }).catch(() => undefined);
       throw e;
     } finally {
+      await written;
       this.runs.delete(id);
       worktree.lock.release();
     }
