@@ -8,13 +8,12 @@ import { randomUUID } from "node:crypto";
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { ProfileError } from "../coding/session/profile.js";
-import { repoRoot, SessionRepoError } from "../coding/session/repo.js";
+import { SessionRepoError } from "../coding/session/repo.js";
 import { worktreesDir } from "../coding/session/workspace.js";
-import { parsePlan, PlanError } from "../coding/workflow/plan.js";
-import { isFinished, MERGE_MODES, type MergeMode, type WorkflowRecord } from "../coding/workflow/records.js";
-import { currentBranch, git } from "../coding/git.js";
+import { isFinished, type WorkflowRecord } from "../coding/workflow/records.js";
+import { startWorkflow } from "../coding/workflow/service.js";
 import { WorkflowError } from "../coding/workflow/runner.js";
-import { closeWorktree, planWorkflowWorkspace, WorkflowInputError } from "../coding/workflow/workspace.js";
+import { closeWorktree, WorkflowInputError } from "../coding/workflow/workspace.js";
 import { isToolCall, pulseDoneTool, PREFLIGHT_DONE_TOOL, RECORD_BASELINE_TOOL, REQUEST_EXTENSION_TOOL } from "../coding/completion-tools.js";
 import { StoreError } from "../store/contracts.js";
 import { EXIT, UsageError } from "./exit-codes.js";
@@ -75,7 +74,11 @@ async function guarded(cmd: Command, io: CliIO, body: () => Promise<number>): Pr
   try {
     setExitCode(cmd, await body());
   } catch (e) {
-    const usage = e instanceof UsageError || e instanceof PlanError || e instanceof WorkflowInputError || e instanceof ProfileError || e instanceof SessionRepoError || ["DriverSpecError", "ScriptError"].includes((e as Error)?.name);
+    if (e instanceof WorkflowInputError) {
+      io.stderr(`pulse workflow: --${e.field}: ${e.reason}\n`);
+      return setExitCode(cmd, EXIT.usage);
+    }
+    const usage = e instanceof UsageError || e instanceof ProfileError || e instanceof SessionRepoError || ["DriverSpecError", "ScriptError"].includes((e as Error)?.name);
     const known = usage || e instanceof WorkflowError || e instanceof StoreError || (e as Error)?.name === "WorkflowRecordsError" || (e as Error)?.name === "WorktreeError" || (e as Error)?.name === "GitError";
     if (!known) throw e;
     io.stderr(`pulse workflow: ${(e as Error).message}\n`);
@@ -148,32 +151,13 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
         } catch (e) {
           throw new UsageError(`--plan ${opts.plan}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
         }
-        const plan = parsePlan(text, opts.plan);
-        if (opts.verify.some((c) => !c.trim())) throw new UsageError("--verify: an empty command");
-        if (opts.merge !== undefined && !MERGE_MODES.includes(opts.merge as MergeMode)) throw new UsageError(`--merge: ${JSON.stringify(opts.merge)} is not one of ${MERGE_MODES.join(", ")}`);
         return withWorkflows(opts, io, async (wf) => {
-          const driver = opts.driver ?? wf.profile.runPulse.driver;
-          if (driver === "scripted" && !opts.script) throw new UsageError("--script: the scripted driver needs a script (--script FILE)");
-          if (opts.script && driver !== "scripted") throw new UsageError(`--script is for the scripted driver, not ${driver}`);
-          const script = opts.script ? resolve(io.cwd, opts.script) : undefined;
-          const missing = missingCli(driver, io.env);
-          if (missing) throw new UsageError(`--driver: ${missing}`);
-          const draft = { driver: { name: driver, ...(script ? { script } : {}), ...(opts.model ? { model: opts.model } : {}) } };
-          // A driver that cannot be built (unknown, a bad script) is refused before anything is recorded.
-          try {
-            driverFor(draft, "run_pulse", wf.storePath, io);
-          } catch (e) {
-            throw new UsageError(`${(e as Error).name === "ScriptError" ? "--script" : "--driver"}: ${(e as Error).message}`);
-          }
-          const repo = await repoRoot(resolve(io.cwd, opts.repo));
-          const id = randomUUID();
-          if (opts.merge && !(await isBranch(repo, opts.base))) throw new UsageError(`--merge: the base ${opts.base ? JSON.stringify(opts.base) : "(the current HEAD)"} is not a branch to merge into: name one with --base`);
-          const where = await planWorkflowWorkspace(repo, id, { ...(opts.base ? { base: opts.base } : {}), ...(opts.branch ? { branch: opts.branch } : {}), prefix: wf.profile.git.branchPrefix, dir: worktreesDir(io.env) });
-          const w = await wf.records.create(
-            { id, title: plan.title ?? basename(planPath), plan_path: planPath, repo_path: repo, ...where, ...draft, verify: { checks: opts.verify }, ...(opts.merge ? { merge: opts.merge as MergeMode } : {}) },
-            plan.pulses.map((p, i) => ({ id: randomUUID(), number: i + 1, title: p.title, description: p.description, ...(p.id ? { planned_pulse_id: p.id } : {}) })),
+          const w = await startWorkflow(
+            { plan: text, planName: opts.plan, planPath, repo: resolve(io.cwd, opts.repo), ...(opts.base ? { base: opts.base } : {}), ...(opts.branch ? { branch: opts.branch } : {}), ...(opts.driver ? { driver: opts.driver } : {}), ...(opts.script ? { script: resolve(io.cwd, opts.script) } : {}), ...(opts.model ? { model: opts.model } : {}), verify: opts.verify, ...(opts.merge !== undefined ? { merge: opts.merge } : {}) },
+            { records: wf.records, profile: wf.profile, worktreesDir: worktreesDir(io.env), checkDriver: (driver) => missingCli(driver.name, io.env) ?? void driverFor({ driver }, "run_pulse", wf.storePath, io) },
           );
-          if (!opts.json) io.stderr(`workflow ${w.id}: ${plan.pulses.length} pulse(s) on ${w.branch_name} from ${w.base_ref} (${w.base_sha.slice(0, 8)})\n${w.base_note ? `note: ${w.base_note}\n` : ""}`);
+          const pulses = (await wf.records.pulses(w.id)).length;
+          if (!opts.json) io.stderr(`workflow ${w.id}: ${pulses} pulse(s) on ${w.branch_name} from ${w.base_ref} (${w.base_sha.slice(0, 8)})\n${w.base_note ? `note: ${w.base_note}\n` : ""}`);
           return runForeground(wf, w.id, io, opts.json === true);
         });
       }),
@@ -291,12 +275,6 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
         return serveCompletionTools(opts.phase === "preflight" ? [RECORD_BASELINE_TOOL, PREFLIGHT_DONE_TOOL] : [pulseDoneTool(true), REQUEST_EXTENSION_TOOL]);
       }),
     );
-}
-
-/** Whether --base (else the checkout's current branch) names a local branch. */
-async function isBranch(repo: string, base: string | undefined): Promise<boolean> {
-  const name = base ?? (await currentBranch(repo));
-  return name !== null && (await git(repo, ["rev-parse", "--verify", "-q", `refs/heads/${name}`], { allowFail: true })).code === 0;
 }
 
 function agentLine(e: { type: string; text?: string; call?: { name: string } } | undefined): string | undefined {

@@ -11,12 +11,13 @@ import { currentBranch, git } from "../git.js";
 import { recoveryCommit, type Worktree } from "../worktree.js";
 import type { WorkflowRecord } from "./records.js";
 
+/** Input a start cannot honour, naming its field (`base`; the CLI says `--base`, REST and MCP `base`). */
 export class WorkflowInputError extends Error {
   constructor(
     readonly field: string,
-    message: string,
+    readonly reason: string,
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${reason}`);
     this.name = "WorkflowInputError";
   }
 }
@@ -32,10 +33,10 @@ export interface PlannedWorkspace {
 export async function planWorkflowWorkspace(repo: string, id: string, o: { base?: string; branch?: string; prefix: string; dir: string }): Promise<PlannedWorkspace> {
   const baseRef = o.base ?? (await currentBranch(repo)) ?? "HEAD";
   const found = await git(repo, ["rev-parse", "--verify", "-q", `${baseRef}^{commit}`], { allowFail: true });
-  if (found.code !== 0) throw new WorkflowInputError("--base", `${JSON.stringify(baseRef)} is no commit of ${repo} (git rev-parse --verify found nothing)`);
+  if (found.code !== 0) throw new WorkflowInputError("base", `${JSON.stringify(baseRef)} is no commit of ${repo} (git rev-parse --verify found nothing)`);
   const branch = o.branch ?? `${o.prefix}${id.slice(0, 8)}`;
-  if ((await git(repo, ["check-ref-format", "--branch", branch], { allowFail: true })).code !== 0) throw new WorkflowInputError("--branch", `${JSON.stringify(branch)} is not a valid git branch name`);
-  if ((await git(repo, ["rev-parse", "--verify", "-q", `refs/heads/${branch}`], { allowFail: true })).code === 0) throw new WorkflowInputError("--branch", `${branch} exists already: name a new branch for the workflow`);
+  if ((await git(repo, ["check-ref-format", "--branch", branch], { allowFail: true })).code !== 0) throw new WorkflowInputError("branch", `${JSON.stringify(branch)} is not a valid git branch name`);
+  if ((await git(repo, ["rev-parse", "--verify", "-q", `refs/heads/${branch}`], { allowFail: true })).code === 0) throw new WorkflowInputError("branch", `${branch} exists already: name a new branch for the workflow`);
   return { base_ref: baseRef, base_sha: found.stdout.trim(), base_note: await behindNote(repo, baseRef), branch_name: branch, worktree_path: join(o.dir, `${basename(repo)}-workflow-${id.slice(0, 8)}`) };
 }
 
