@@ -18,3 +18,10 @@ export { loadSessionProfile, parseSessionProfile, ProfileError, SESSION_LOOP_ID,
 export { resolveAnchor, type ResolvedAnchor, type Turn } from "./session/anchors.js";
 export type { SessionRecords, SessionRecord, IterationRecord, SessionStatus, IterationStatus, ContextStrategy, AnchorStrategy, NewSession } from "./session/records.js";
 export type { SessionEvent } from "./session/run-state.js";
+export { WorkflowRunner, WorkflowError, type WorkflowRunnerOptions } from "./workflow/runner.js";
+export { startWorkflow, type WorkflowStart } from "./workflow/service.js";
+export { loadWorkflowProfile, parseWorkflowProfile, WORKFLOW_LOOP_ID, type WorkflowProfile } from "./workflow/profile.js";
+export { parsePlan, PlanError, type Plan, type PlannedPulse } from "./workflow/plan.js";
+export type { WorkflowRecords, WorkflowRecord, PulseRecord, PreflightSetup, PreflightBaseline, WorkflowStatus, PulseStatus, MergeMode } from "./workflow/records.js";
+export { recordProcesses, type ProcessRecording } from "./agent-processes.js";
+export { pulseDoneTool, REQUEST_EXTENSION_TOOL, PREFLIGHT_DONE_TOOL, RECORD_BASELINE_TOOL, PULSE_SIGNAL_TOOL, isToolCall } from "./completion-tools.js";
