@@ -130,17 +130,20 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
 
 /** Commits everything in the worktree (untracked included). Returns the new sha, or null when there was nothing and `allowEmpty` is off. */
 export async function checkpoint(worktreePath: string, message: string, options: { allowEmpty?: boolean; exclude?: readonly string[] } = {}): Promise<string | null> {
+  const skip = (options.exclude ?? []).map((x) => `:(exclude,top)${x}`);
+  if (options.allowEmpty) {
+    // A commit either way: stage everything (but the excluded) and commit, two git calls.
+    await git(worktreePath, ["add", "-A", "--", ".", ...skip]);
+    return commit(worktreePath, message, { allowEmpty: true });
+  }
   const excluded = (p: string) => (options.exclude ?? []).some((x) => p === x || p.startsWith(x.endsWith("/") ? x : `${x}/`));
   const dirty = (await dirtyPaths(worktreePath)).filter((p) => !excluded(p)).length > 0;
-  if (!dirty && !options.allowEmpty) return null;
-  if (dirty) {
-    // Untracked artifacts a loop made itself (a preflight's node_modules) stay out of its commits.
-    const skip = (options.exclude ?? []).map((x) => `:(exclude,top)${x}`);
-    await git(worktreePath, ["add", "-A", "--", ".", ...skip]);
-  }
+  if (!dirty) return null;
+  // Untracked artifacts a loop made itself (a preflight's node_modules) stay out of its commits.
+  await git(worktreePath, ["add", "-A", "--", ".", ...skip]);
   const staged = (await git(worktreePath, ["diff", "--cached", "--quiet"], { allowFail: true })).code !== 0;
-  if (!staged && !options.allowEmpty) return null;
-  return commit(worktreePath, message, { allowEmpty: !staged });
+  if (!staged) return null;
+  return commit(worktreePath, message);
 }
 
 /** A `[RECOVERY]` commit of unfinished work (after a failure, stop or abort), only when the tree is dirty. */

@@ -34,9 +34,8 @@ export async function openPulseBranch(worktree: string, workflowBranch: string, 
   return { base, created: true };
 }
 
-/** The succeeded pulse as one commit on the workflow branch; its branch deleted, the worktree left on the workflow branch's new head. */
-export async function landPulse(worktree: string, workflowBranch: string, branch: string, message: string, exclude: readonly string[]): Promise<string> {
-  const base = (await branchSha(worktree, workflowBranch))!;
+/** The succeeded pulse as one commit on the workflow branch (`base`: its head, which only the workflow moves); its branch deleted, the worktree left on the workflow branch's new head. */
+export async function landPulse(worktree: string, workflowBranch: string, branch: string, base: string, message: string, exclude: readonly string[]): Promise<string> {
   const sha = await squashCheckpoint(worktree, base, message, { exclude });
   await git(worktree, ["switch", "-q", workflowBranch]);
   await fastForward(worktree, branch);

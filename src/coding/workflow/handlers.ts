@@ -219,7 +219,7 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       const p = (await pulseOf(run, v.pulse_id))!;
       const w = run.workflow;
       if (v.decision === "accept") {
-        const commit = await landPulse(w.worktree_path, w.branch_name, v.branch!, commitMessage(run, p, v.verdict!), w.artifacts);
+        const commit = await landPulse(w.worktree_path, w.branch_name, v.branch!, v.base!, commitMessage(run, p, v.verdict!), w.artifacts);
         return { ...v, action_id: `checkpoint_${p.id}`, status: "success", causal_parent_ids: [], commit, recovery: false };
       }
       const why = v.decision === "stop" ? `pulse ${p.number} stopped: ${run.stopping ?? "stop requested"}` : `pulse ${p.number} failed: ${v.verdict?.reason ?? "unknown"}`;
