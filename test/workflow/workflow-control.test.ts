@@ -134,3 +134,32 @@ describe("pulse workflow: halting, refusing, stopping, crashing", () => {
     expect(git(w.repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
   }, 120_000);
 });
+
+describe("pulse workflow: a runner killed between landing a pulse and recording it", () => {
+  it("records the landed pulse as succeeded on resume instead of running it again", async () => {
+    const w = world();
+    const plan = writeFile(w, "plan.md", TWO);
+    // One step per pulse and nothing more: a second run of pulse 2's agent would find no step and fail.
+    const r = start(w, plan, writeScript(w, [PREFLIGHT(), turn(1, { "src/math.js": FIXED_ADD }, "fix(math): add adds"), turn(2, { "CHANGELOG.md": "- add\n" }, "docs: changelog")]), ["--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    const head = git(w.repo, "rev-parse", s.workflow.branch);
+    // The records as a runner killed right after the fast-forward of pulse 2 leaves them (its branch deleted, or not yet).
+    const { SqliteWorkflowRecords } = await import("../../adapters/sqlite/workflow-records.js");
+    const records = SqliteWorkflowRecords.open(w.store);
+    const [, second] = await records.pulses(s.workflow.id);
+    await records.updatePulse(second!.id, { status: "running", checkpoint_commit_sha: null, summary: null, ended_at: null });
+    await records.update(s.workflow.id, { status: "running", runner_pid: 2 ** 22 + 12345, finished_at: null });
+    await records.close();
+    git(w.repo, "branch", `${s.workflow.branch}-pulse-2`, s.workflow.branch);
+
+    const again = pulse(w, ["workflow", "resume", s.workflow.id, "--json"]);
+    expect(again.code, again.stderr).toBe(0);
+    const done = JSON.parse(again.stdout);
+    expect(done.workflow.status).toBe("completed");
+    expect(done.pulses[1]).toMatchObject({ status: "succeeded", commit: head, summary: "docs: changelog" });
+    expect(git(w.repo, "rev-parse", s.workflow.branch)).toBe(head);
+    expect(git(w.repo, "branch", "--format=%(refname:short)").split("\n").sort()).toEqual(["main", s.workflow.branch]);
+    expect(readdirSync(w.worktrees)).toEqual([]);
+  }, 120_000);
+});

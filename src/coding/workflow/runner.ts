@@ -18,7 +18,7 @@ import { packageFile } from "../session/profile.js";
 import { processAlive } from "../session/repo.js";
 import { workflowHandlers, WORKFLOW_PHASES, type Outcome, type WorkflowDecision } from "./handlers.js";
 import { WORKFLOW_LOOP_ID, WORKFLOW_MANIFEST, type WorkflowProfile } from "./profile.js";
-import { isFinished, type WorkflowRecord, type WorkflowRecords } from "./records.js";
+import { isFinished, type PulseRecord, type WorkflowRecord, type WorkflowRecords } from "./records.js";
 import type { WorkflowEvent, WorkflowRun, WorkflowRuns } from "./run-state.js";
 import { closeWorktree } from "./workspace.js";
 import { mergeWorkflow } from "./merge.js";
@@ -121,6 +121,10 @@ export class WorkflowRunner {
   private async restartPulses(w: WorkflowRecord): Promise<string | undefined> {
     const notes: string[] = [];
     for (const p of await this.o.records.pulses(w.id)) {
+      if (p.status === "running" && w.status === "running" && (await this.landedBeforeCrash(w, p))) {
+        notes.push(`pulse ${p.number} had landed on ${w.branch_name} when its runner stopped: recorded as succeeded`);
+        continue;
+      }
       if (p.status === "running" && w.status === "running") {
         const sha = await recoveryCommit(w.worktree_path, `pulse ${p.number} interrupted: its runner (process ${w.runner_pid ?? "?"}) stopped\n\nPulse-Workflow: ${w.id}\nPulse: ${p.number}`, { exclude: w.artifacts });
         await this.o.records.updatePulse(p.id, { is_recovery_checkpoint: sha !== null, ...(sha ? { checkpoint_commit_sha: sha } : {}), feedback: `Your previous turn on this pulse was interrupted (pulse's runner stopped)${sha ? "; what it left is in the tree, committed as a recovery checkpoint" : ""}. Check the state of the work and finish the pulse.` });
@@ -132,6 +136,30 @@ export class WorkflowRunner {
       }
     }
     return notes.length > 0 ? notes.join("; ") : undefined;
+  }
+
+  /**
+   * A runner killed between landing a pulse (its commit on the workflow branch, its branch gone)
+   * and recording it: the workflow branch's head carries the pulse's trailers. The records catch
+   * up instead of running the pulse a second time.
+   */
+  private async landedBeforeCrash(w: WorkflowRecord, p: PulseRecord): Promise<boolean> {
+    const branch = p.pulse_branch ?? "";
+    if (!branch) return false;
+    const head = await git(w.repo_path, ["log", "-1", "--format=%H%x00%B", w.branch_name], { allowFail: true });
+    const [sha, body = ""] = head.stdout.split("\0");
+    if (head.code !== 0 || !body.includes(`Pulse-Workflow: ${w.id}\n`) || !new RegExp(`^Pulse: ${p.number}( |$)`, "m").test(body)) return false;
+    // Killed after the fast-forward but before the branch was deleted: it points at the landed commit.
+    const kept = await git(w.repo_path, ["rev-parse", "--verify", "-q", `refs/heads/${branch}`], { allowFail: true });
+    if (kept.code === 0) {
+      if (kept.stdout.trim() !== sha!.trim()) return false;
+      if (await isCheckedOut(w.worktree_path, branch)) await git(w.worktree_path, ["switch", "-q", w.branch_name]);
+      // -d in the worktree, on the workflow branch: merged there, so git deletes it (never -D).
+      await git(w.worktree_path, ["branch", "-q", "-d", branch]);
+    }
+    const summary = body.split("\n\nPulse-Workflow:")[0]!.split("\n\nUnresolved issues:")[0]!.trim();
+    await this.o.records.updatePulse(p.id, { status: "succeeded", checkpoint_commit_sha: sha!.trim(), summary, ended_at: new Date().toISOString(), feedback: null });
+    return true;
   }
 
   private async iterate(run: WorkflowRun, worktree: Worktree): Promise<WorkflowRecord> {
@@ -185,4 +213,9 @@ export class WorkflowRunner {
     run.emit({ type: "workflow.finished", workflow_id: w.id, workflow: done });
     return done;
   }
+}
+
+async function isCheckedOut(worktree: string, branch: string): Promise<boolean> {
+  const r = await git(worktree, ["symbolic-ref", "--short", "-q", "HEAD"], { allowFail: true }).catch(() => ({ code: 1, stdout: "" }));
+  return r.code === 0 && r.stdout.trim() === branch;
 }
