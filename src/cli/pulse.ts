@@ -102,6 +102,11 @@ async function main(): Promise<void> {
     addWorkflowCommands(program.command("workflow"), io);
   } else program.command("workflow").description("The pulsing workflow: a plan's pulses, each one verified commit in a worktree of its own (pulse workflow --help).").allowUnknownOption();
 
+  if (process.argv[2] === "guidance") {
+    const { addGuidanceCommands } = await import("./guidance-command.js");
+    addGuidanceCommands(program.command("guidance"), io);
+  } else program.command("guidance").description("The guidance sidecar: change a running agent's direction through .pulse/ files, acknowledged and audited (pulse guidance --help).").allowUnknownOption();
+
   addServeOptions(program.command("serve"))
     .description(SERVE_DESCRIPTION)
     .addHelpText("after", SERVE_HELP)

@@ -54,7 +54,8 @@ Endpoints (JSON):
   GET  /api/pulse/:id            the session and its iterations
   GET  /api/pulse?status=running sessions, newest first
   POST /api/pulse/:id/pause|resume|abort
-  POST /mcp                      MCP tools pulse_start, pulse_status, pulse_pause, pulse_resume, pulse_abort, pulse_list
+  POST /api/pulse/:id/steer      {"text": "…"}: new guidance; the session replans before going on
+  POST /mcp                      MCP tools pulse_start, pulse_status, pulse_pause, pulse_resume, pulse_abort, pulse_steer, pulse_list
 
 It listens on 127.0.0.1 unless --listen names another address, which needs --token (or
 PULSE_TOKEN): clients then send "Authorization: Bearer <token>". A web page in a browser must

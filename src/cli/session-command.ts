@@ -317,6 +317,24 @@ export function addSessionCommands(session: Command, io: CliIO): void {
       );
   }
 
+  withStore(session.command("steer"))
+    .description("Change a session's direction: the text goes into the guidance of its working directory (.pulse/guidance.md); the session holds before its next iteration until its agent has replanned and acknowledged.")
+    .argument("<id>", "session id (or a unique prefix)")
+    .argument("<text>", "the new guidance")
+    .action((id: string, text: string, opts: StoreOpts, cmd: Command) =>
+      guarded(cmd, io, async () => {
+        const sessions = await openSessions(opts, io);
+        try {
+          const { steerSession } = await import("../coding/session/steer.js");
+          const r = await steerSession(sessions.service.records, id, text, "cli");
+          io.stdout(`session ${r.session.id}: steered (event ${r.event.id} in ${r.file}); ${r.session.status === "running" ? "it holds before its next iteration until the agent acknowledges" : `it replans when it runs again (now ${r.session.status})`}\n`);
+          return EXIT.ok;
+        } finally {
+          await sessions.close();
+        }
+      }),
+    );
+
   withStore(session.command("clean"))
     .description("Remove the worktrees of sessions that ended (their branches stay; uncommitted work is kept in a recovery commit first), and report worktrees no session owns.")
     .argument("[id]", "only this session's worktree (a paused one too)")

@@ -226,5 +226,8 @@ function driverFor(s: SessionRecord, profile: SessionProfile, storeArg: string |
   // storeArg: the SQLite file, or the PostgreSQL URL as given (its password too: prefer PGPASSWORD or ~/.pgpass).
   const own = storeArg && process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "session", "mcp", "--store", storeArg, "--session", s.id, ...(wantsMcp ? [] : ["--no-history"])] } } : undefined;
   const servers = wantsMcp ? { ...own, ...profile.buildContext.mcpServers } : own;
-  return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(servers && Object.keys(servers).length > 0 ? { cli: { mcpServers: servers } } : {}) });
+  // The guidance hooks (pulse guidance hook) go to every CLI agent; one whose CLI has none pulse installs is steered at iteration boundaries only.
+  const guidanceHook = process.argv[1] ? { command: process.execPath, args: [process.argv[1], "guidance", "hook"] } : undefined;
+  const cli = { ...(servers && Object.keys(servers).length > 0 ? { mcpServers: servers } : {}), ...(guidanceHook ? { guidanceHook } : {}) };
+  return createDriver({ name: s.driver.name, ...(s.driver.script ? { script: s.driver.script } : {}), env: io.env, ...(Object.keys(cli).length > 0 ? { cli } : {}) });
 }

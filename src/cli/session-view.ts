@@ -61,6 +61,12 @@ export function viewLine(e: SessionEvent): string | undefined {
       return e.checks.map((c) => `  baseline \`${c.command}\`: ${c.exit === 0 ? "passes" : `exit ${c.exit}, ${c.failures.length} failure(s) already (a COMPLETE is judged by new ones only)`}`).join("\n");
     case "session.waiting":
       return `  ${e.message}`;
+    case "guidance.steered":
+      return `  ✎ steered by ${e.by} (event ${e.event_id}): ${JSON.stringify(e.text.length > 80 ? `${e.text.slice(0, 79)}…` : e.text)}`;
+    case "guidance.held":
+      return `  ⏸ guidance changed (${e.files.join(", ")}): iteration ${e.iteration} replans first (event ${e.event_id})`;
+    case "guidance.acknowledged":
+      return e.ack.accepted ? `  ✓ replan acknowledged (event ${e.ack.event_id}, plan ${e.ack.plan_sha256?.slice(0, 12) ?? "missing"}, via ${e.ack.via})` : `  ! replan not acknowledged: ${e.ack.reason}`;
     case "session.finished":
       return sessionSummary(e.session);
   }

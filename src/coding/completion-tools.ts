@@ -99,3 +99,19 @@ export const TOOL_ALIASES: Readonly<Record<string, readonly string[]>> = { pulse
 export function isToolCall(callName: string, name: string): boolean {
   return (TOOL_ALIASES[name] ?? [name]).some((n) => callName === n || callName.endsWith(`__${n}`) || callName.endsWith(`.${n}`));
 }
+
+/**
+ * Seed 004's acknowledgement, as a completion tool: offered to an agent whose turn is a replan
+ * (a guidance change is pending), natively or over MCP, and judged by the guidance gate after
+ * the turn: only the pending event is accepted, recorded with plan.md's hash.
+ */
+export const PULSE_ACK_REPLAN_TOOL: TerminalTool = {
+  name: "pulse_ack_replan",
+  description: "After updating .pulse/plan.md for the changed guidance, acknowledge the replan with the pending replan event id you were given. Only the current pending event is accepted.",
+  parameters: {
+    type: "object",
+    properties: { event_id: { type: "string", description: "the pending replan event id (evt_…)" } },
+    required: ["event_id"],
+    additionalProperties: false,
+  },
+};

@@ -25,3 +25,10 @@ export { parsePlan, PlanError, type Plan, type PlannedPulse } from "./workflow/p
 export type { WorkflowRecords, WorkflowRecord, PulseRecord, PreflightSetup, PreflightBaseline, WorkflowStatus, PulseStatus, MergeMode } from "./workflow/records.js";
 export { recordProcesses, type ProcessRecording } from "./agent-processes.js";
 export { pulseDoneTool, REQUEST_EXTENSION_TOOL, PREFLIGHT_DONE_TOOL, RECORD_BASELINE_TOOL, PULSE_SIGNAL_TOOL, isToolCall } from "./completion-tools.js";
+export { GuidanceSidecar, GuidanceError, guidanceLoop, initGuidance, GUIDANCE_LOOP_ID, GUIDANCE_MANIFEST, type InitResult } from "./guidance/sidecar.js";
+export { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "./guidance/gate.js";
+export { watchGuidance, type GuidanceWatcher, type WatchOptions } from "./guidance/watcher.js";
+export { shouldInterrupt, judgeAck, pendingEvents, isPlanInvalidating, INVALIDATING_PATHS, type InterruptDecision, type AckDecision } from "./guidance/policy.js";
+export { parseEvents, eventId, type GuidanceEvent, type ChangeKind } from "./guidance/events.js";
+export { compileContext, quoteAsData } from "./guidance/context.js";
+export { steerSession, type Steered } from "./session/steer.js";

@@ -365,6 +365,9 @@ export class Host {
       this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "duplicate", at: this.clock.now() });
       return { outcome: "duplicate" };
     }
+    // Checked again: another iteration may have taken the last of maxIterations during the store's answer.
+    const spentSince = this.spent();
+    if (spentSince) return { outcome: "rejected", reason: spentSince };
     this.admitted++;
     this.emit({ type: "signal.received", loop_id: loopId, event_id: env.id, from: env.source, outcome: "accepted", at: this.clock.now() });
     // While the host stops, a signal still runs (stop() waits for it): at-least-once holds.

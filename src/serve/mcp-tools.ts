@@ -10,6 +10,9 @@ import { VERSION } from "../version.js";
 import { SESSION_STATUSES } from "../coding/session/records.js";
 import type { SessionApi } from "./session-api.js";
 import { PULSE_SIGNAL_TOOL, SIGNALS } from "../coding/completion-tools.js";
+import { GuidanceSidecar } from "../coding/guidance/sidecar.js";
+import { workdirOf } from "../coding/session/workspace.js";
+import { registerGuidanceTools } from "./guidance-mcp.js";
 
 type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean; structuredContent?: Record<string, unknown> };
 
@@ -58,6 +61,8 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
         return { content: [{ type: "text", text: `signal ${signal} received: end your turn now` }] };
       },
     );
+    // The guidance tools of the session's working directory: a replan turn acknowledges through them.
+    registerGuidanceTools(server, async () => GuidanceSidecar.open({ root: workdirOf((await api.status(own)).session) }));
     if (options.noHistory) return server;
     server.registerTool(
       "pulse_status",
@@ -104,6 +109,17 @@ export function createSessionMcpServer(api: SessionApi, options: SessionMcpOptio
     ({ sessionId, ...budgets }) => answer(() => api.resume(sessionId, budgets)),
   );
   server.registerTool("pulse_abort", { description: "Abort a session now: the agent is stopped and unfinished work kept in a recovery commit.", inputSchema: id }, ({ sessionId }) => answer(() => api.abort(sessionId)));
+  server.registerTool(
+    "pulse_steer",
+    {
+      description: "Change a session's direction: the text becomes new guidance in its working directory; the session holds before its next iteration until its agent has replanned and acknowledged (the steer, the ack and the plan hash are in its events).",
+      inputSchema: { ...id, text: z.string().min(1).max(20_000).describe("the new guidance") },
+    },
+    ({ sessionId, text }) => answer(async () => {
+      const r = await api.steer(sessionId, text, "mcp");
+      return { session: r.session, event: r.event };
+    }),
+  );
   server.registerTool(
     "pulse_list",
     { description: "List sessions, newest first, optionally only those with a status.", inputSchema: { status: z.enum(SESSION_STATUSES as unknown as [string, ...string[]]).optional() } },

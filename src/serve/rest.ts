@@ -135,6 +135,12 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
       allow("GET");
       // Followed by polling: ask again with after=next for what came since.
       sendJson(res, 200, await api.events(segment(parts[2]!), url.searchParams.get("after") ?? 0));
+    } else if (parts.length === 4 && parts[3] === "steer") {
+      allow("POST");
+      const body = await readJson(req);
+      if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).some((k) => k !== "text")) throw new HttpError(400, "BAD_REQUEST", `steer takes {"text": "…"}, got ${JSON.stringify(body).slice(0, 80)}`, "text");
+      const r = await api.steer(segment(parts[2]!), (body as { text?: unknown }).text, "api");
+      sendJson(res, 200, { session: r.session, event: r.event });
     } else if (parts.length === 4 && ACTIONS.has(parts[3]!)) {
       allow("POST");
       const body = await readJson(req);
@@ -147,7 +153,7 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
       const id = segment(parts[2]!);
       sendJson(res, 200, { session: action === "resume" ? await api.resume(id, body as Record<string, unknown>) : await api[action](id) });
     } else {
-      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, GET /api/pulse/:id/events?after=SEQ, POST /api/pulse/:id/pause|resume|abort)`);
+      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, GET /api/pulse/:id/events?after=SEQ, POST /api/pulse/:id/pause|resume|abort|steer)`);
     }
   } catch (e) {
     const { status, body, headers } = errorBody(e);

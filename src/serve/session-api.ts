@@ -18,6 +18,7 @@ import { budgetsOf, startInputOf, SessionInputError, SessionStateError, type Ses
 import type { CreatedBy } from "../coding/session/records.js";
 import { lockWorktree, WorktreeError, type WorktreeLock } from "../coding/worktree.js";
 import { workdirOf } from "../coding/session/workspace.js";
+import { steerSession, type Steered } from "../coding/session/steer.js";
 
 /** A request the server was told not to honour (a script outside --allow-scripts). */
 export class ForbiddenError extends Error {
@@ -143,6 +144,11 @@ export class SessionApi {
   async pause(id: string): Promise<SessionRecord> {
     await this.settleOrphan(id);
     return (await this.service.pause(id)).session;
+  }
+
+  /** Steers a session wherever it runs: its guidance is written and recorded, pending until its agent acknowledges. */
+  async steer(id: string, text: unknown, by: CreatedBy): Promise<Steered> {
+    return steerSession(this.service.records, id, text, by);
   }
 
   /** `budgets` (maxCost, maxTokens, maxWall) raise the session's caps before it goes on. */

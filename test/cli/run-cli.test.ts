@@ -24,6 +24,7 @@ describe("pulse run", () => {
     const loops = new Set(finished.map((e) => e.loop_id));
     expect([...loops].sort()).toEqual([
       "agentromatic.deliberation",
+      "coding.guidance_watch",
       "coding.pulse_session",
       "coding.pulsing_workflow",
       "examples.hello",

@@ -83,7 +83,7 @@ describe("pulse-validate inputs", () => {
     const dir = runBin("pulse-validate", ["--format", "json", "manifests"]);
     const files = (out: string) => JSON.parse(out).files.map((f: { file: string }) => f.file).sort();
     expect(files(glob.stdout)).toEqual(files(dir.stdout));
-    expect(files(dir.stdout)).toHaveLength(9);
+    expect(files(dir.stdout)).toHaveLength(10);
   });
 });
 

@@ -35,6 +35,21 @@ describe("workspace evidence from git", () => {
     expect((await collectEvidence(repo.path, start)).filesChanged).toEqual(["wip.txt"]);
   });
 
+  it("an edit left uncommitted is progress without a commit, and so is a new untracked file", async () => {
+    repo = tempRepo();
+    const start = await startEvidence(repo.path);
+    repo.write("README.md", "# changed, not committed\n");
+    expect(await collectEvidence(repo.path, start)).toMatchObject({ commits: [], filesCommitted: [], filesUncommitted: ["README.md"], progress: true });
+    const fresh = tempRepo();
+    try {
+      const s = await startEvidence(fresh.path);
+      fresh.write("new/file.ts", "x\n");
+      expect(await collectEvidence(fresh.path, s)).toMatchObject({ commits: [], filesChanged: ["new/file.ts"], progress: true });
+    } finally {
+      fresh.cleanup();
+    }
+  });
+
   it("a deleted file and a repository without commits", async () => {
     repo = tempRepo();
     const start = await startEvidence(repo.path);

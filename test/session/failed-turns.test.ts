@@ -122,3 +122,37 @@ describe("failed turns", () => {
     expect(final.status_reason).toContain("3 iterations");
   });
 });
+
+describe("the guard's stops, at loop level", () => {
+  const crash = (n: number, error?: string) => ({ match: { iteration: n }, outcome: "crash" as const, ...(error ? { error } : {}) });
+
+  it("consecutive failed turns stop the session failed, naming the last error; a turn that works in between resets the count", async () => {
+    const limits = { maxConsecutiveFailures: 3, sameErrorLimit: 0 };
+    const h = await harness({ steps: [crash(1, "e1"), crash(2, "e2"), crash(3, "e3"), work(4, "COMPLETE")] }, { profile: { limits } });
+    const id = await newSession(h.records, repo());
+    const final = await h.runner.run(id);
+    expect(final).toMatchObject({ status: "failed", stop_reason: "failed", current_iteration: 3 });
+    expect(final.status_reason).toBe("3 agent calls in a row failed; the last: e3");
+
+    const near = await harness({ steps: [crash(1, "e1"), crash(2, "e2"), work(3), crash(4, "e4"), crash(5, "e5"), work(6, "COMPLETE")] }, { profile: { limits } });
+    const id2 = await newSession(near.records, repo());
+    expect(await near.runner.run(id2)).toMatchObject({ status: "complete", stop_reason: "completed", current_iteration: 6 });
+  });
+
+  it("the same error again and again opens the breaker (circuit_open); different errors do not", async () => {
+    const limits = { maxConsecutiveFailures: 0, sameErrorLimit: 3 };
+    const h = await harness({ steps: [crash(1, "ENOSPC: no space left"), crash(2, "ENOSPC: no space left"), crash(3, "ENOSPC: no space left"), work(4, "COMPLETE")] }, { profile: { limits } });
+    const id = await newSession(h.records, repo());
+    const final = await h.runner.run(id);
+    expect(final).toMatchObject({ stop_reason: "circuit_open", current_iteration: 3 });
+    expect(final.status).not.toBe("complete");
+    expect(final.status_reason).toContain("the same error 3 times in a row: ENOSPC: no space left");
+    const renumbered = await harness({ steps: [crash(1, "exit 137 at pid 4121"), crash(2, "exit 137 at pid 5230"), crash(3, "exit 137 at pid 6001")] }, { profile: { limits } });
+    expect(await renumbered.runner.run(await newSession(renumbered.records, repo()))).toMatchObject({ stop_reason: "circuit_open", current_iteration: 3 });
+
+    // Numbers and ids are normalised away ("e1", "e2" are one error); different words are not.
+    const near = await harness({ steps: [crash(1, "disk full"), crash(2, "network unreachable"), crash(3, "model overloaded"), work(4, "COMPLETE")] }, { profile: { limits } });
+    const id2 = await newSession(near.records, repo());
+    expect(await near.runner.run(id2)).toMatchObject({ status: "complete", current_iteration: 4 });
+  });
+});

@@ -43,10 +43,17 @@ describe("the session's phases", () => {
 
   it("counts uncommitted edits as progress, and nothing changed as none", async () => {
     const edits: Script = { mode: "repeat-last", steps: [{ files: { "wip.txt": "" }, shell: ["date +%s%N >> wip.txt"], text: "<signal>CONTINUE</signal>" }] };
-    const h = await harness(edits, { profile: { limits: { ...limits, maxIterations: 3 } } });
+    // Auto-commit off: the edits stay uncommitted (with it on, pulse's own commit would be the progress).
+    const profile = loadSessionProfile();
+    const h = await harness(edits, { profile: { limits: { ...limits, maxIterations: 3 }, extract: { ...profile.extract, autoCommit: false } } });
     const id = await newSession(h.records, repo(), { max_iterations: 3 });
     const edited = await h.runner.run(id);
-    expect(edited).toMatchObject({ status: "failed", stop_reason: "max_iterations", current_iteration: 3 });
+    expect(edited).toMatchObject({ status: "failed", stop_reason: "max_iterations", current_iteration: 3, total_commits: 0 });
+    expect((await h.records.iterations(id)).map((i) => [i.commit_hash, i.files_changed])).toEqual([
+      [null, ["wip.txt"]],
+      [null, ["wip.txt"]],
+      [null, ["wip.txt"]],
+    ]);
 
     const idle = await harness({ mode: "repeat-last", steps: [{ text: "<signal>CONTINUE</signal>" }] }, { profile: { limits } });
     const id2 = await newSession(idle.records, repo());

@@ -131,7 +131,7 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
     const client = new Client({ name: "agent", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", s.appUrl, "--session", own!.id], cwd: repo, env: { PATH: process.env.PATH ?? "", ...env }, stderr: "pipe" }));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_signal", "pulse_status"]);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_ack_replan", "pulse_should_interrupt", "pulse_signal", "pulse_status"]);
       const mine = await client.callTool({ name: "pulse_status", arguments: {} });
       expect(JSON.parse((mine.content as { text: string }[])[0]!.text).session).toMatchObject({ id: own!.id, goal: "two", status: "complete" });
       const theirs = await client.callTool({ name: "pulse_status", arguments: { sessionId: other!.id } });

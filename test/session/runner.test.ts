@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SessionService } from "../../src/coding/session/service.js";
 import { gitLog, gitRepo, harness, newSession, removeDir } from "./helpers.js";
 
 const repos: string[] = [];
@@ -147,6 +148,35 @@ describe("a session", () => {
     const done = await h.runner.run(id);
     expect(done.status_reason).toBe("the agent signalled COMPLETE");
     expect(done).toMatchObject({ status: "complete", current_iteration: 2 });
+  });
+
+  it("aborted while paused (nothing running it), keeps what its tree holds in a recovery commit; a clean tree gets none", async () => {
+    const script = { steps: [{ match: { iteration: 1 }, delayMs: 300, files: { "x.js": "1\n" }, commit: "x", text: "<signal>CONTINUE</signal>" }] };
+    const pausedSession = async (dir: string) => {
+      const h = await harness(script);
+      const id = await newSession(h.records, dir);
+      const running = h.runner.run(id);
+      await until(async () => (await h.records.iterations(id))[0]?.status === "running");
+      await h.records.requestControl(id, "pause");
+      expect(await running).toMatchObject({ status: "paused", total_commits: 1 });
+      return { h, id, service: new SessionService(h.records, { driver: "scripted", contextStrategy: "none", maxIterations: 10 }) };
+    };
+    const dirty = repo();
+    const { h, id, service } = await pausedSession(dirty);
+    writeFileSync(join(dirty, "left-over.js"), "// edited while it was paused\n");
+    const aborted = await service.abort(id);
+    expect(aborted.immediate).toBe(true);
+    expect(aborted.session).toMatchObject({ status: "aborted", stop_reason: "aborted", total_commits: 2, runner_pid: null });
+    expect(aborted.session.status_reason).toMatch(/^aborted while paused; unfinished work kept in recovery commit [0-9a-f]{8}$/);
+    expect(gitLog(dirty)).toEqual([`[RECOVERY] session ${id} aborted while paused`, "x", "initial"]);
+    expect((await h.records.get(id))!.status).toBe("aborted");
+
+    // The near miss: nothing left in the tree, so no recovery commit and no commit counted.
+    const clean = repo();
+    const other = await pausedSession(clean);
+    const plain = await other.service.abort(other.id);
+    expect(plain.session).toMatchObject({ status: "aborted", status_reason: "aborted while paused", total_commits: 1 });
+    expect(gitLog(clean)).toEqual(["x", "initial"]);
   });
 });
 

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../cli/run-bin.js";
 import { until } from "./steering.js";
@@ -324,14 +325,14 @@ describe("what pulse serve starts", () => {
 });
 
 describe("the MCP server an agent of a session is given (--context mcp)", () => {
-  it("serves only pulse_signal and pulse_status, of its own session only", async () => {
+  it("serves only pulse_signal, pulse_status and the guidance tools, of its own session only", async () => {
     const list = await raw(srv.port, "GET", "/api/pulse", {});
     const [own, other] = list.json.sessions as { id: string }[];
     expect(own && other).toBeTruthy();
     const client = new Client({ name: "agent", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, "session", "mcp", "--store", join(dir, "pulse.db"), "--session", own!.id], cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: repo, PULSE_WORKTREES: worktreesRoot() }, stderr: "pipe" }));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_signal", "pulse_status"]);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["pulse_ack_replan", "pulse_should_interrupt", "pulse_signal", "pulse_status"]);
       const signalled = await client.callTool({ name: "pulse_signal", arguments: { signal: "COMPLETE" } });
       expect(signalled.isError).toBeFalsy();
       const blocked = await client.callTool({ name: "pulse_signal", arguments: { signal: "BLOCKED" } });
@@ -344,6 +345,30 @@ describe("the MCP server an agent of a session is given (--context mcp)", () => 
       expect(abort.isError).toBe(true);
     } finally {
       await client.close();
+    }
+  }, 30_000);
+});
+
+describe("pulse serve off loopback: /mcp behind the token", () => {
+  it("the SDK's own client is refused without the token, and with a wrong one; with it, it lists the tools", async () => {
+    const dir = gitRepo();
+    try {
+      const token = "fedcba9876543210fedc";
+      const srv = await serve(dir, ["--listen", "0.0.0.0:0", "--token", token]);
+      const endpoint = new URL(`http://127.0.0.1:${srv.port}/mcp`);
+      for (const headers of [{}, { authorization: "Bearer fedcba9876543210fedd" }] as Record<string, string>[]) {
+        const refused = new Client({ name: "no-token", version: "1.0.0" });
+        await expect(refused.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } }))).rejects.toThrow(/401|Unauthorized|UNAUTHORIZED/);
+      }
+      const client = new Client({ name: "with-token", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toContain("pulse_start");
+      } finally {
+        await client.close();
+      }
+    } finally {
+      removeDir(dir);
     }
   }, 30_000);
 });

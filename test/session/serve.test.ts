@@ -197,7 +197,7 @@ describe("pulse serve: the event stream", () => {
 });
 
 describe("the MCP tools", () => {
-  const TOOLS = ["pulse_abort", "pulse_events", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status"];
+  const TOOLS = ["pulse_abort", "pulse_events", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status", "pulse_steer"];
   // pulse serve also serves the workflow's tools (test/workflow/serve.test.ts); pulse session mcp does not.
   const SERVE_TOOLS = [...TOOLS, "workflow_events", "workflow_list", "workflow_resume", "workflow_start", "workflow_status", "workflow_stop"];
 

@@ -12,6 +12,12 @@ import { STREAM_FORMATS, StreamState } from "./parsers/index.js";
 import { looksRateLimited } from "./parsers/stream-state.js";
 import { endpointRoot, fill, fillAll, type CliPreset, type Endpoint, type PromptVia } from "./preset.js";
 import { runProcess, type ProcessOutcome } from "./run-process.js";
+import { claudeHookSettings } from "../../../src/coding/guidance/hook-settings.js";
+
+/** One word for `sh -c`, whatever it holds. */
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+}
 
 export interface CliDriverOptions {
   /** Point the CLI at another model endpoint (a proxy, a local model, a mock). */
@@ -45,6 +51,11 @@ export interface CliDriverOptions {
   parentEnv?: Readonly<Record<string, string | undefined>>;
   /** MCP servers handed to the agent through the preset's `mcp` flags. */
   mcpServers?: Record<string, unknown>;
+  /**
+   * The guidance hook command (`pulse guidance hook`): installed, for each run only, through the
+   * preset's `hooks` flags, called with the event and `-C <cwd>`. A preset without hooks warns.
+   */
+  guidanceHook?: { command: string; args: string[] };
 }
 
 export const DEFAULT_AGENT_TIMEOUT_MS = 15 * 60_000;
@@ -65,6 +76,8 @@ export class CliDriver implements AgentDriver {
   readonly capabilities;
 
   private privateHome: string | undefined;
+  /** A CLI without hooks is said to be steered at boundaries only once per driver, not every turn. */
+  private hooklessWarned = false;
 
   constructor(
     readonly preset: CliPreset,
@@ -152,6 +165,17 @@ export class CliDriver implements AgentDriver {
         mcpArgs = fillAll(preset.mcp, values) ?? [];
       }
 
+      let hookArgs: string[] = [];
+      if (o.guidanceHook && preset.hooks) {
+        values.hookSettings = join(runDir, "settings.json");
+        const hook = o.guidanceHook;
+        writeFileSync(values.hookSettings, JSON.stringify(claudeHookSettings((event) => [hook.command, ...hook.args, event, "-C", request.cwd].map(shellQuote).join(" "))));
+        hookArgs = fillAll(preset.hooks.args, values) ?? [];
+      } else if (o.guidanceHook && !this.hooklessWarned) {
+        this.hooklessWarned = true;
+        warnings.push(`${preset.name} has no hooks pulse installs: a guidance change reaches it at the next iteration, not during its turn`);
+      }
+
       const useEndpointModel = Boolean(o.endpoint && preset.endpoint?.replacesModelArgs);
       const args = [
         ...(fillAll(resuming && preset.resumeArgs ? preset.resumeArgs : preset.args, values) ?? []),
@@ -160,6 +184,7 @@ export class CliDriver implements AgentDriver {
         ...((request.maxTurns !== undefined && fillAll(preset.maxTurns, values)) || []),
         ...((o.endpoint && fillAll(preset.endpoint?.args, values)) || []),
         ...mcpArgs,
+        ...hookArgs,
         ...(o.extraArgs ?? []),
         ...(fillAll(templates, values) ?? []),
       ];

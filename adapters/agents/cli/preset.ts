@@ -4,7 +4,7 @@
  * prints. Presets are data, so users add their own from a config file (preset-config.ts).
  *
  * Templates: `{prompt}`, `{promptFile}`, `{cwd}`, `{model}`, `{sessionId}`, `{maxTurns}`,
- * `{mcpConfig}`, `{home}` (the run's private home), `{baseUrl}` (endpoint root, no `/v1`),
+ * `{mcpConfig}`, `{hookSettings}`, `{home}` (the run's private home), `{baseUrl}` (endpoint root, no `/v1`),
  * `{openaiBaseUrl}` (root + `/v1`), `{apiKey}`. Other braces are left alone.
  */
 import type { AgentCapabilities, AgentStatus } from "../../../src/agents/contract.js";
@@ -39,6 +39,11 @@ export interface CliPreset {
   maxTurns?: string[];
   /** Hands MCP servers to the agent (`{mcpConfig}` is a JSON file the driver writes). */
   mcp?: string[];
+  /**
+   * Installs pulse's guidance hooks for one run (`{hookSettings}` is a file the driver writes in
+   * the CLI's own format): a CLI without them is steered at iteration boundaries only.
+   */
+  hooks?: { format: "claude"; args: string[] };
   /** Fixed environment of every run. */
   env?: Record<string, string>;
   /** Environment added when pulse runs as root (claude refuses to skip permissions as root otherwise). */
@@ -94,7 +99,7 @@ export function fillAll(templates: readonly string[] | undefined, values: Readon
   return out;
 }
 
-export const TEMPLATE_NAMES: ReadonlySet<string> = new Set(["prompt", "promptFile", "cwd", "model", "sessionId", "maxTurns", "mcpConfig", "home", "baseUrl", "openaiBaseUrl", "apiKey"]);
+export const TEMPLATE_NAMES: ReadonlySet<string> = new Set(["prompt", "promptFile", "cwd", "model", "sessionId", "maxTurns", "mcpConfig", "hookSettings", "home", "baseUrl", "openaiBaseUrl", "apiKey"]);
 
 /** Every flag a preset uses: what `pulse drivers` looks for in the CLI's `--help`. */
 export function presetFlags(preset: CliPreset): string[] {
@@ -108,6 +113,7 @@ export function presetFlags(preset: CliPreset): string[] {
     ...(preset.resume ?? []),
     ...(preset.maxTurns ?? []),
     ...(preset.mcp ?? []),
+    ...(preset.hooks?.args ?? []),
     ...(preset.endpoint?.args ?? []),
   ];
   const hidden = new Set(preset.hiddenFlags ?? []);

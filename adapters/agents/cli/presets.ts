@@ -19,6 +19,8 @@ export const BUILTIN_PRESETS: Readonly<Record<string, CliPreset>> = {
     resume: ["--resume", "{sessionId}"],
     maxTurns: ["--max-turns", "{maxTurns}"],
     mcp: ["--mcp-config", "{mcpConfig}", "--strict-mcp-config"],
+    // Settings added for this run only: the user's own settings and hooks stay as they are.
+    hooks: { format: "claude", args: ["--settings", "{hookSettings}"] },
     // Works (result subtype error_max_turns) but 2.1.x no longer lists it in --help.
     hiddenFlags: ["--max-turns"],
     rootEnv: { IS_SANDBOX: "1" },

@@ -20,6 +20,7 @@ export interface ScriptStep {
   /** Commit everything afterwards with this message. */
   commit?: string;
   text?: string;
+  /** A string argument `{{prompt:REGEX}}` is replaced by REGEX's first match in the prompt. */
   toolCalls?: { name: string; arguments?: Record<string, unknown> }[];
   usage?: Usage;
   costUsd?: number;

@@ -88,7 +88,7 @@ export class ScriptedDriver implements AgentDriver {
     }
     if (step.outcome === "crash") return base("error", { sessionId, exit: { code: 1, signal: null }, error: { kind: "process", message: step.error ?? "the agent crashed (scripted)" } });
 
-    const toolCalls: ToolCall[] = (step.toolCalls ?? []).map((c, i) => ({ id: `scripted_${i}`, name: c.name, arguments: c.arguments ?? {} }));
+    const toolCalls: ToolCall[] = (step.toolCalls ?? []).map((c, i) => ({ id: `scripted_${i}`, name: c.name, arguments: fromPrompt(c.arguments ?? {}, request.prompt) }));
     if (step.text) emit({ type: "text", text: step.text });
     for (const call of toolCalls) emit({ type: "tool_call", call });
     if (step.usage) emit(step.costUsd !== undefined ? { type: "usage", usage: step.usage, costUsd: step.costUsd } : { type: "usage", usage: step.usage });
@@ -98,6 +98,19 @@ export class ScriptedDriver implements AgentDriver {
     if (step.model) result.model = step.model;
     return result;
   }
+}
+
+/**
+ * A string argument `{{prompt:REGEX}}` becomes the first match of REGEX in the prompt: a scripted
+ * agent echoes what it was told (the pending replan event id), as a real one would.
+ */
+function fromPrompt(args: Record<string, unknown>, prompt: string): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(args).map(([k, v]) => {
+      const m = typeof v === "string" ? /^\{\{prompt:(.+)\}\}$/s.exec(v) : null;
+      return [k, m ? (new RegExp(m[1]!).exec(prompt)?.[0] ?? "") : v];
+    }),
+  );
 }
 
 function matches(step: ScriptStep, r: AgentRequest): boolean {

@@ -13,7 +13,8 @@
 import type { LedgerEntry } from "../cost-ledger.js";
 import { compareToBaseline, describeVerdict, type GateVerdict } from "../gate.js";
 import { checkpoint } from "../worktree.js";
-import { PULSE_SIGNAL_TOOL } from "../completion-tools.js";
+import { PULSE_ACK_REPLAN_TOOL, PULSE_SIGNAL_TOOL } from "../completion-tools.js";
+import { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "../guidance/gate.js";
 import { randomUUID } from "node:crypto";
 import { createHash } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
@@ -45,6 +46,8 @@ export interface IterationRef {
   /** Turns this iteration was anchored on: the outcome's causal parents. */
   slice_ids: string[];
   anchor_depth: number;
+  /** The guidance change this iteration's turn must replan for (it holds the session), or null. */
+  replan: HeldReplan | null;
 }
 
 /** build_context → dispatch_agent. */
@@ -77,6 +80,8 @@ export interface IterationEvidence extends AgentTurn {
   gate: GateVerdict | null;
   /** What the agent named as unresolved (`<unresolved>…</unresolved>`), for the escape hatch. */
   unresolved: string | null;
+  /** How the replan this turn was held for ended (null: none was held). */
+  ack: ReplanAck | null;
 }
 
 /** record_branch (the route phase) → learn, and learn → the runner. */
@@ -112,7 +117,7 @@ export function recordedProcesses(run: SessionRun, iteration: number): Promise<P
 }
 
 function refOf(x: IterationRef): IterationRef {
-  return { session_id: x.session_id, iteration: x.iteration, iteration_id: x.iteration_id, slice_ids: x.slice_ids, anchor_depth: x.anchor_depth };
+  return { session_id: x.session_id, iteration: x.iteration, iteration_id: x.iteration_id, slice_ids: x.slice_ids, anchor_depth: x.anchor_depth, replan: x.replan };
 }
 
 /** Turns the memory substrate holds for this session, with those of earlier runs it does not. */
@@ -142,6 +147,9 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const previous = earlier.filter((i) => i.iteration_number < iteration).at(-1);
       const turns = await turnsOf(ctx, run);
       const anchor = resolveAnchor({ chained: previous?.anchor_hint_next ?? null, explicit: s.anchor_turn_id, goal: s.goal, turns, minSalience: run.profile.buildContext.semanticMinSalience });
+      // The gate, before anything else: a pending guidance change holds the session, and this turn replans.
+      run.guidance ??= await GuidanceGate.open(workdirOf(s));
+      const replan = await run.guidance.held();
       const prefetched = run.profile.buildContext.contextStrategy === "none" || run.profile.buildContext.contextStrategy === "mcp" ? [] : s.progress_log.slice(-run.profile.buildContext.prefetchTurns);
       const prompt = buildIterationPrompt({
         goal: s.goal,
@@ -151,6 +159,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         anchor,
         progress: s.progress_log,
         prefetchTurns: run.profile.buildContext.prefetchTurns,
+        ...(replan ? { replan: replanBriefing(replan) } : {}),
         ...(run.resumedAfter && iteration === s.current_iteration + 1 ? { resumedAfter: run.resumedAfter } : {}),
         ...(previous?.status === "rejected" && previous.gate ? { rejected: { failures: describeVerdict(previous.gate), escape: earlier.filter((i) => i.status === "rejected").length >= run.profile.verify.maxRejections } } : {}),
       });
@@ -173,7 +182,11 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const record = retried ? await run.records.updateIteration(retried.id, { ...fresh, ...fields }) : await run.records.addIteration({ id: randomUUID(), session_id: s.id, iteration_number: iteration, ...fresh, ...fields });
       run.session = await run.records.update(s.id, { current_iteration: iteration });
       run.emit({ type: "iteration.started", session_id: s.id, iteration, max: s.max_iterations, anchor });
-      return { session_id: s.id, iteration, iteration_id: record.id, slice_ids: sliceIds, anchor_depth: anchor.depth, prompt, query: s.goal, node_ids: sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice };
+      if (replan) {
+        await phaseAuditSink(ctx)("guidance.held", { event_id: replan.event_id, files: replan.files, iteration });
+        run.emit({ type: "guidance.held", session_id: s.id, iteration, event_id: replan.event_id, files: replan.files });
+      }
+      return { session_id: s.id, iteration, iteration_id: record.id, slice_ids: sliceIds, anchor_depth: anchor.depth, replan, prompt, query: s.goal, node_ids: sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice };
     },
 
     dispatch_agent: async (ctx): Promise<AgentTurn> => {
@@ -199,7 +212,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
             ...((run.session.driver.timeoutMs ?? d.timeoutMs) ? { timeoutMs: (run.session.driver.timeoutMs ?? d.timeoutMs)! } : {}),
             ...((run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs) ? { silenceTimeoutMs: (run.session.driver.silenceTimeoutMs ?? d.silenceTimeoutMs)! } : {}),
             ...(d.maxTurns ? { maxTurns: d.maxTurns } : {}),
-            terminalTools: [PULSE_SIGNAL_TOOL],
+            terminalTools: plan.replan ? [PULSE_SIGNAL_TOOL, PULSE_ACK_REPLAN_TOOL] : [PULSE_SIGNAL_TOOL],
             ...((run.session.driver.model ?? d.model) ? { model: (run.session.driver.model ?? d.model)! } : {}),
           },
           { signal: AbortSignal.any([run.controller.signal, ctx.signal]), onEvent: (event) => run.emit({ type: "agent", session_id: run.session.id, iteration: plan.iteration, event }), onSpawn, marker },
@@ -244,7 +257,9 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         gate = compareToBaseline(runs, s.verify.baseline ?? []);
       }
       const unresolved = /<unresolved>([\s\S]*?)<\/unresolved>/i.exec(words)?.[1]?.trim() || null;
-      return { ...turn, evidence, signal, hint: anchorHint(words)?.turnId ?? null, summary, gate, unresolved };
+      // A held replan is settled by the turn: its pulse_ack_replan call judged, or an ack made through the served tool found.
+      const ack = turn.replan && run.guidance ? await run.guidance.settle(turn.replan, result.toolCalls) : null;
+      return { ...turn, evidence, signal, hint: anchorHint(words)?.turnId ?? null, summary, gate, unresolved, ack };
     },
 
     record_branch: async (ctx): Promise<Branch> => {
@@ -255,7 +270,16 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const entry = await run.ledger.record({ loopId: SESSION_LOOP_ID, sessionId: s.id, iteration: x.iteration, driver: run.driver.name, ...(result.model ? { model: result.model } : {}), ...(result.usage ? { usage: result.usage } : {}), ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) }, phaseAuditSink(ctx));
       // A turn the agent did not finish (failed, timed out, aborted, rate limited) has no signal: the
       // resolver's BLOCKED default would claim the agent asked for a person when it never spoke.
-      const said = result.status === "ok" ? signal : null;
+      let said = result.status === "ok" ? signal : null;
+      // No COMPLETE under guidance the agent has not acknowledged (changed during the turn, or a replan left unacknowledged);
+      // a replan turn that acknowledged but gave no signal goes on.
+      const pendingNow = run.guidance ? (await run.guidance.held()) !== null : false;
+      if (said && pendingNow && said.signal === "COMPLETE") said = { ...said, signal: "CONTINUE", reason: "the guidance changed and is not acknowledged yet: COMPLETE waits for the replan", warnings: [...said.warnings, "COMPLETE held: a guidance change is pending"] };
+      else if (said && x.ack?.accepted && (said.source === "default" || said.source === "inferred")) said = { ...said, signal: "CONTINUE", reason: "replan acknowledged" };
+      if (x.ack) {
+        await phaseAuditSink(ctx)(x.ack.accepted ? "guidance.acknowledged" : "guidance.ack_refused", { event_id: x.ack.event_id, accepted: x.ack.accepted, acknowledged_event_id: x.ack.acknowledged_event_id, plan_sha256: x.ack.plan_sha256, via: x.ack.via, reason: x.ack.reason, iteration: x.iteration });
+        run.emit({ type: "guidance.acknowledged", session_id: s.id, iteration: x.iteration, ack: x.ack });
+      }
       const limited = result.status === "rate_limited";
       // A COMPLETE the checks refuse is rejected (the next turn is told why), until the agent has been
       // refused maxRejections times: then a COMPLETE ends the session blocked with what is unresolved.
@@ -286,7 +310,8 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         status: result.status,
         ...(said ? { signal: escape ? "BLOCKED" : refused ? "CONTINUE" : said.signal } : {}),
         ...(unresolved ? { signalReason: unresolved } : said?.reason ? { signalReason: said.reason } : {}),
-        progress: evidence.progress,
+        // An acknowledged replan is progress, though it commits nothing.
+        progress: evidence.progress || x.ack?.accepted === true,
         tokens: entry.tokens,
         costUsd: entry.costUsd,
         ...(result.error ? { error: result.error.message } : {}),

@@ -20,10 +20,13 @@ export interface PromptInput {
   resumedAfter?: string;
   /** The previous COMPLETE was rejected by the checks: what failed, and whether the escape hatch is open. */
   rejected?: { failures: string; escape: boolean };
+  /** A pending guidance change holds the session: the briefing this turn is given instead of going on. */
+  replan?: string;
 }
 
 export function buildIterationPrompt(p: PromptInput): string {
   const parts: string[] = [];
+  if (p.replan) parts.push(p.replan);
   parts.push(`You are working autonomously on this goal, iteration ${p.iteration}${p.maxIterations > 0 ? ` of at most ${p.maxIterations}` : ""}:\n\n${p.goal}`);
   if (p.resumedAfter) parts.push(`The session was resumed by a person after it stopped with: ${p.resumedAfter}\nAssume the blocker has been dealt with, unless you find otherwise.`);
   if (p.rejected) {

@@ -12,6 +12,7 @@ import type { CostLedger } from "../cost-ledger.js";
 import type { LoopGuard, Verdict } from "../progress-breaker.js";
 import type { ResolvedAnchor, Turn } from "./anchors.js";
 import type { SessionProfile } from "./profile.js";
+import type { GuidanceGate, ReplanAck } from "../guidance/gate.js";
 import type { IterationRecord, SessionRecord, SessionRecords } from "./records.js";
 
 /** What a live view (terminal, REST, MCP) is told while a session runs. */
@@ -22,6 +23,9 @@ export type SessionEvent =
   | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[]; receipt?: LedgerEntry }
   | { type: "verify.baseline"; session_id: string; checks: CheckBaseline[] }
   | { type: "session.waiting"; session_id: string; iteration: number; until: string; message: string }
+  | { type: "guidance.steered"; session_id: string; event_id: string; by: string; text: string; file: string; sha256: string | null }
+  | { type: "guidance.held"; session_id: string; iteration: number; event_id: string; files: string[] }
+  | { type: "guidance.acknowledged"; session_id: string; iteration: number; ack: ReplanAck }
   | { type: "session.finished"; session: SessionRecord };
 
 export interface SessionRun {
@@ -47,6 +51,8 @@ export interface SessionRun {
   interrupted?: string;
   /** Stops the current turn when a signal's grace runs out. */
   interruptTimer?: NodeJS.Timeout;
+  /** The guidance gate of the session's working directory (its `.pulse/`), opened by the first iteration. */
+  guidance?: GuidanceGate;
   emit(event: SessionEvent): void;
 }
 

@@ -1,0 +1,72 @@
+/**
+ * `pulse guidance serve`: the watcher and the MCP server in one process, as the seed's `pulse
+ * start` (creating .pulse/ first if it is missing). HTTP on loopback by default; any other
+ * address needs a bearer token. Stops on SIGINT or SIGTERM (HTTP), or when stdin ends (--stdio).
+ */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { isLoopback } from "../transports/loopback.js";
+import type { GuidanceSidecar } from "../coding/guidance/sidecar.js";
+import { watchGuidance } from "../coding/guidance/watcher.js";
+import { createGuidanceMcpServer } from "../serve/guidance-mcp.js";
+import { startGuidanceHttp } from "../serve/guidance-http.js";
+import { EXIT, UsageError } from "./exit-codes.js";
+import type { CliIO } from "./io.js";
+import { parseCount } from "./guidance-options.js";
+
+export const DEFAULT_GUIDANCE_PORT = 8765;
+
+export interface GuidanceServeOptions {
+  port?: string;
+  host?: string;
+  token?: string;
+  stdio?: boolean;
+  debounce?: string;
+  allowHost?: string[];
+  allowOrigin?: string[];
+}
+
+export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServeOptions, io: CliIO): Promise<number> {
+  const port = parseCount("--port", opts.port, 0, 65535) ?? DEFAULT_GUIDANCE_PORT;
+  const debounceMs = parseCount("--debounce", opts.debounce, 0, 60_000);
+  const host = opts.host ?? "127.0.0.1";
+  const token = opts.token ?? (io.env.PULSE_TOKEN || undefined);
+  if (opts.stdio && (opts.port !== undefined || opts.host !== undefined || opts.token !== undefined)) throw new UsageError("--stdio serves on standard input and output: --port, --host and --token do not apply");
+  if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
+  if (!opts.stdio && !isLoopback(host) && token === undefined) throw new UsageError(`--host ${host} serves the sidecar to other machines: give it a --token (or PULSE_TOKEN), which clients must send`);
+  // Standard output is the protocol's under --stdio: everything else goes to standard error.
+  const say = opts.stdio ? io.stderr : io.stdout;
+  const init = sidecar.init();
+  if (init.created.length) say(`${init.dir}: created ${init.created.join(", ")}\n`);
+  const watcher = watchGuidance(sidecar, {
+    ...(debounceMs !== undefined ? { debounceMs } : {}),
+    onScan: (r) => {
+      for (const e of r.events) say(`${e.id} ${e.kind} ${e.path}${r.interrupt.needs_replan && r.interrupt.pending_replan_event_id === e.id ? "  (replan pending)" : ""}\n`);
+    },
+    onError: (e) => io.stderr(`pulse guidance: scan failed: ${e.message}\n`),
+  });
+  try {
+    if (opts.stdio) {
+      const server = createGuidanceMcpServer(sidecar);
+      const transport = new StdioServerTransport();
+      const closed = new Promise<void>((resolve) => {
+        transport.onclose = () => resolve();
+        process.stdin.once("end", () => resolve());
+      });
+      await server.connect(transport);
+      await closed;
+      await server.close();
+      return EXIT.ok;
+    }
+    const http = await startGuidanceHttp(sidecar, { host, port, ...(token !== undefined ? { token } : {}), allowHosts: opts.allowHost ?? [], allowOrigins: opts.allowOrigin ?? [] }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === "EADDRINUSE") throw new UsageError(`--port ${port}: port ${port} on ${host} is already in use (try --port 0 for a free one)`);
+      if (e.code === "EADDRNOTAVAIL") throw new UsageError(`--host ${host} is not an address of this machine`);
+      throw e instanceof TypeError ? new UsageError(e.message) : e;
+    });
+    say(`watching ${sidecar.paths.dir}; MCP at ${http.url}${token !== undefined ? " (bearer token required)" : ""}; Ctrl-C stops\n`);
+    await new Promise<void>((resolve) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, () => resolve())));
+    await http.close();
+    return EXIT.ok;
+  } finally {
+    await watcher.close();
+  }
+}
