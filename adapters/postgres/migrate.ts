@@ -9,6 +9,7 @@ import { parsePostgresUrl, type PostgresAddress } from "./address.js";
 import { migrations, SCHEMA_VERSION } from "./schema.js";
 import { PostgresStoreError, describePgError } from "./errors.js";
 import { migrateSessions } from "./session-schema.js";
+import { migrateWorkflows } from "./workflow-schema.js";
 
 export interface MigrateReport {
   schema: string;
@@ -22,6 +23,8 @@ export interface MigrateReport {
   connectedAs: string;
   /** The coding sessions' tables, on their own version track (session-schema.ts). */
   sessions: { from: number; to: number };
+  /** The pulsing workflow's tables, on their own version track (workflow-schema.ts). */
+  workflows: { from: number; to: number };
 }
 
 /** The schema version a store's database holds (0: none yet). */
@@ -79,8 +82,9 @@ export async function migrate(url: string, options: { appPassword?: string } = {
       await client.query("RESET ROLE");
     }
     const sessions = await migrateSessions(client, address);
+    const workflows = await migrateWorkflows(client, address);
     await client.query("COMMIT");
-    return { schema, from, to: SCHEMA_VERSION, rolesCreated, ownerRole, appRole, connectedAs: me.name, sessions };
+    return { schema, from, to: SCHEMA_VERSION, rolesCreated, ownerRole, appRole, connectedAs: me.name, sessions, workflows };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     if (error instanceof PostgresStoreError) throw error;

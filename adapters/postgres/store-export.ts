@@ -32,6 +32,12 @@ const SESSION_TABLES: [table: string, orderBy: string][] = [
   ["pulse_sessions", "seq"],
   ["pulse_iterations", "session_id, iteration_number"],
   ["pulse_agent_processes", "seq"],
+  // The pulsing workflow's (workflow-schema.ts).
+  ["pulse_workflows", "seq"],
+  ["pulse_workflow_pulses", "workflow_id, number"],
+  ["pulse_preflight_setups", "workflow_id"],
+  ["pulse_preflight_baselines", "seq"],
+  ["pulse_workflow_events", "workflow_id, seq"],
 ];
 
 /** Rows fetched per round trip. */

@@ -96,6 +96,11 @@ export async function main(): Promise<void> {
     addAgentCommands(program.command("agent"), io);
   } else program.command("agent").description("The plan → decide → act agent: guides, knowledge and actions in its home (pulse agent --help).").allowUnknownOption();
 
+  if (process.argv[2] === "workflow") {
+    const { addWorkflowCommands } = await import("./workflow-command.js");
+    addWorkflowCommands(program.command("workflow"), io);
+  } else program.command("workflow").description("The pulsing workflow: a plan's pulses, each one verified commit in a worktree of its own (pulse workflow --help).").allowUnknownOption();
+
   if (process.argv[2] === "guidance") {
     const { addGuidanceCommands } = await import("./guidance-command.js");
     addGuidanceCommands(program.command("guidance"), io);

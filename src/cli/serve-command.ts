@@ -15,7 +15,14 @@ import { guardRequest, listenerGuard, type ListenerGuard } from "../transports/l
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { parseListen } from "./run-command.js";
-import { openSessions } from "./session-setup.js";
+import { availablePresets } from "../../adapters/agents/create-driver.js";
+import { findOnPath } from "../../adapters/agents/cli/probe.js";
+import { missingCli, openSessions } from "./session-setup.js";
+import { driverFor, openWorkflows } from "./workflow-setup.js";
+import { worktreesDir } from "../coding/session/workspace.js";
+import { WorkflowApi } from "../serve/workflow-api.js";
+import { handleWorkflowRest } from "../serve/workflow-rest.js";
+import { registerWorkflowTools } from "../serve/workflow-mcp.js";
 import { parseMaxSessions, parseScriptDirs, parseStopGrace, type ServeOptions } from "./serve-options.js";
 
 export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (fn: () => void) => void }): Promise<number> {
@@ -34,11 +41,19 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   });
   const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, notify: { allowFromRequests: sessions.profile.notify.allowFromRequests, channelsOf: (specs) => sessions.notifyChannels(specs, "notify", false), notifier }, onError: (id, e) => io.stderr(`pulse serve: session ${id}: ${e.message}\n`) });
 
+  // Workflows beside sessions, in the same store (none with memory:, which no other command could steer).
+  const workflows = await openWorkflows(opts.store !== undefined ? { store: opts.store } : {}, io).catch((e: unknown) => {
+    if (!(e instanceof UsageError)) throw e;
+    io.stderr(`pulse serve: no workflows here: ${e.message}\n`);
+    return undefined;
+  });
+  const flows = workflows ? new WorkflowApi(workflows.records, await workflows.runner(), { profile: workflows.profile, worktreesDir: worktreesDir(io.env), checkDriver: (driver) => missingCli(driver.name, io.env, availablePresets, findOnPath) ?? void driverFor({ driver }, "run_pulse", workflows.storePath, io) }, { scriptDirs, maxRunning: maxSessions, onError: (id, e) => io.stderr(`pulse serve: workflow ${id}: ${e.message}\n`) }) : undefined;
+
   const server = createServer((req, res) => {
     // Host and Origin first: a web page is refused before anything else reads its request.
     if (guardRequest(guard, req, res)) return;
     if (token !== undefined && !bearerAuthorized(req, token)) return refuseUnauthorized(res);
-    void route(api, guard, req, res).catch((e: unknown) => {
+    void route(api, flows, guard, req, res).catch((e: unknown) => {
       const { status, body, headers } = errorBody(e);
       if (!res.headersSent) sendJson(res, status, body, headers);
       else res.end();
@@ -60,28 +75,33 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
       resolve(`http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
     });
   });
-  io.stdout(`serving sessions at ${url}/api/pulse and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}at most ${maxSessions} running at once; ${scriptDirs.length ? `scripts from ${scriptDirs.join(", ")}` : "no scripts"}; Ctrl-C stops)\n`);
+  io.stdout(`serving sessions at ${url}/api/pulse${flows ? `, workflows at ${url}/api/workflows` : ""} and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}at most ${maxSessions} running at once; ${scriptDirs.length ? `scripts from ${scriptDirs.join(", ")}` : "no scripts"}; Ctrl-C stops)\n`);
   await new Promise<void>((resolve) => stop.onStop(resolve));
   io.stdout(`stopping: sessions running here pause; a turn still going in ${stopGraceMs / 1000} s is stopped, its work kept in a recovery commit\n`);
   await api.interruptAll(`interrupted by a signal to pulse serve (process ${process.pid})`, stopGraceMs);
+  flows?.stopAll(`stopped by a signal to pulse serve (process ${process.pid})`);
   await api.settled();
+  await flows?.settled();
   await notifier.flush();
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
   });
   await sessions.close();
+  await workflows?.close();
   return EXIT.ok;
 }
 
-async function route(api: SessionApi, guard: ListenerGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(api: SessionApi, flows: WorkflowApi | undefined, guard: ListenerGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (await handleWorkflowRest(flows, req, res)) return;
   if (await handleRest(api, req, res)) return;
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
-  if (path !== "/mcp") return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no such endpoint: ${path} (REST under /api/pulse, MCP at /mcp)` } });
+  if (path !== "/mcp") return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no such endpoint: ${path} (REST under /api/pulse and /api/workflows, MCP at /mcp)` } });
   if (req.method !== "POST") return sendJson(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "this MCP endpoint is stateless: POST JSON-RPC messages to /mcp" } });
   // Stateless: one server and transport per request, so nothing is kept between calls.
   const body = await readJson(req);
   const mcp = createSessionMcpServer(api);
+  if (flows) registerWorkflowTools(mcp, flows);
   // The SDK's own DNS-rebinding protection too, as the MCP specification asks of servers.
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableDnsRebindingProtection: true, allowedHosts: guard.hostHeaders(), allowedOrigins: guard.origins() });
   res.on("close", () => {

@@ -34,7 +34,8 @@ export async function runStoreMigrate(opts: { store: string; appPassword?: strin
     const roles = r.rolesCreated.length > 0 ? `created roles ${r.rolesCreated.join(", ")}` : `roles ${r.ownerRole}, ${r.appRole} already there`;
     const schema = r.from === r.to ? `schema ${r.schema} already at version ${r.to}` : `schema ${r.schema} migrated from version ${r.from} to ${r.to}`;
     const sessions = r.sessions.from === r.sessions.to ? "" : `; session tables ${r.sessions.from === 0 ? "created at" : `migrated from version ${r.sessions.from} to`} version ${r.sessions.to}`;
-    io.stdout(`${schema}${sessions}; ${roles} (connected as ${r.connectedAs}). Hosts work as ${r.appRole}.\n`);
+    const workflows = r.workflows.from === r.workflows.to ? "" : `; workflow tables ${r.workflows.from === 0 ? "created at" : `migrated from version ${r.workflows.from} to`} version ${r.workflows.to}`;
+    io.stdout(`${schema}${sessions}${workflows}; ${roles} (connected as ${r.connectedAs}). Hosts work as ${r.appRole}.\n`);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof PostgresAddressError) throw new UsageError(`--store: ${error.message}`);

@@ -37,7 +37,8 @@ export interface GateVerdict {
 }
 
 const FAILURE = /\b(fail(ed|ure|s|ing)?|error|errors|exception|panic(ked)?|not ok|assert(ion)?error|traceback|✗|×|✘)\b|^\s*(✗|×|✘|FAIL|ERR!?)\b/i;
-const PASSING = /\b(0|no) (fail(ed|ures?)?|errors?)\b/i;
+// "0 failed", "no errors", and TAP's "# fail 0" (node --test), "errors: 0": counts of nothing, not failures.
+const PASSING = /\b(0|no) (fail(ed|ures?)?|errors?)\b|\b(fail(ed|ures?)?|errors?):?\s+0\b/i;
 
 /** One output line with what varies between runs of the same failure taken out. */
 export function normaliseLine(line: string): string {
@@ -93,4 +94,33 @@ export function describeVerdict(v: GateVerdict, maxLines = 20): string {
     if (c.newFailures.length > maxLines) lines.push(`  - … and ${c.newFailures.length - maxLines} more`);
   }
   return lines.join("\n");
+}
+
+/**
+ * Seed 001's pattern baselines: problems recorded before the agent's work (a compiler code, a
+ * failing test's name), matched against failure lines after both are normalised, so a line
+ * naming a known problem (in the recorded file, when one is given) is never counted as new.
+ */
+export interface PatternBaseline {
+  issueType: "Error" | "Warning";
+  source: "Build" | "Lint" | "Test";
+  pattern: string;
+  filePath?: string;
+  description?: string;
+}
+
+export function isKnownFailure(line: string, patterns: readonly PatternBaseline[]): boolean {
+  const l = line.toLowerCase();
+  return patterns.some((p) => {
+    const pattern = normaliseLine(p.pattern).toLowerCase();
+    if (!pattern || !l.includes(pattern)) return false;
+    return !p.filePath || l.includes(normaliseLine(p.filePath).toLowerCase());
+  });
+}
+
+/** A verdict with the failures the pattern baselines name taken out (a check is held to its baseline for the rest). */
+export function excuseKnown(v: GateVerdict, patterns: readonly PatternBaseline[]): GateVerdict {
+  if (patterns.length === 0) return v;
+  const checks = v.checks.map((c) => ({ ...c, newFailures: c.newFailures.filter((f) => !isKnownFailure(f, patterns)) }));
+  return { passed: checks.every((c) => c.newFailures.length === 0), checks };
 }

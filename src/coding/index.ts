@@ -18,6 +18,13 @@ export { loadSessionProfile, parseSessionProfile, ProfileError, SESSION_LOOP_ID,
 export { resolveAnchor, type ResolvedAnchor, type Turn } from "./session/anchors.js";
 export type { SessionRecords, SessionRecord, IterationRecord, SessionStatus, IterationStatus, ContextStrategy, AnchorStrategy, NewSession } from "./session/records.js";
 export type { SessionEvent } from "./session/run-state.js";
+export { WorkflowRunner, WorkflowError, type WorkflowRunnerOptions } from "./workflow/runner.js";
+export { startWorkflow, type WorkflowStart } from "./workflow/service.js";
+export { loadWorkflowProfile, parseWorkflowProfile, WORKFLOW_LOOP_ID, type WorkflowProfile } from "./workflow/profile.js";
+export { parsePlan, PlanError, type Plan, type PlannedPulse } from "./workflow/plan.js";
+export type { WorkflowRecords, WorkflowRecord, PulseRecord, PreflightSetup, PreflightBaseline, WorkflowStatus, PulseStatus, MergeMode } from "./workflow/records.js";
+export { recordProcesses, type ProcessRecording } from "./agent-processes.js";
+export { pulseDoneTool, REQUEST_EXTENSION_TOOL, PREFLIGHT_DONE_TOOL, RECORD_BASELINE_TOOL, PULSE_SIGNAL_TOOL, isToolCall } from "./completion-tools.js";
 export { GuidanceSidecar, GuidanceError, guidanceLoop, initGuidance, GUIDANCE_LOOP_ID, GUIDANCE_MANIFEST, type InitResult } from "./guidance/sidecar.js";
 export { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "./guidance/gate.js";
 export { watchGuidance, type GuidanceWatcher, type WatchOptions } from "./guidance/watcher.js";

@@ -129,17 +129,33 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
 }
 
 /** Commits everything in the worktree (untracked included). Returns the new sha, or null when there was nothing and `allowEmpty` is off. */
-export async function checkpoint(worktreePath: string, message: string, options: { allowEmpty?: boolean; dirty?: boolean } = {}): Promise<string | null> {
-  // `dirty`: the caller has just seen changed paths (git status), so asking again is a spawn wasted.
-  const dirty = options.dirty ?? (await dirtyPaths(worktreePath)).length > 0;
-  if (!dirty && !options.allowEmpty) return null;
-  if (dirty) await git(worktreePath, ["add", "-A"]);
-  return commit(worktreePath, message, { allowEmpty: !dirty });
+export async function checkpoint(worktreePath: string, message: string, options: { allowEmpty?: boolean; dirty?: boolean; exclude?: readonly string[] } = {}): Promise<string | null> {
+  const skip = (options.exclude ?? []).map((x) => `:(exclude,top)${x}`);
+  if (options.allowEmpty) {
+    // A commit either way: stage everything (but the excluded) and commit, two git calls.
+    await git(worktreePath, ["add", "-A", "--", ".", ...skip]);
+    return commit(worktreePath, message, { allowEmpty: true });
+  }
+  if (skip.length === 0) {
+    // `dirty`: the caller has just seen changed paths (git status), so asking again is a spawn wasted.
+    const dirty = options.dirty ?? (await dirtyPaths(worktreePath)).length > 0;
+    if (!dirty) return null;
+    await git(worktreePath, ["add", "-A"]);
+    return commit(worktreePath, message);
+  }
+  const excluded = (p: string) => (options.exclude ?? []).some((x) => p === x || p.startsWith(x.endsWith("/") ? x : `${x}/`));
+  const dirty = (await dirtyPaths(worktreePath)).filter((p) => !excluded(p)).length > 0;
+  if (!dirty) return null;
+  // Untracked artifacts a loop made itself (a preflight's node_modules) stay out of its commits.
+  await git(worktreePath, ["add", "-A", "--", ".", ...skip]);
+  const staged = (await git(worktreePath, ["diff", "--cached", "--quiet"], { allowFail: true })).code !== 0;
+  if (!staged) return null;
+  return commit(worktreePath, message);
 }
 
 /** A `[RECOVERY]` commit of unfinished work (after a failure, stop or abort), only when the tree is dirty. */
-export function recoveryCommit(worktreePath: string, reason: string): Promise<string | null> {
-  return checkpoint(worktreePath, `[RECOVERY] ${reason}`);
+export function recoveryCommit(worktreePath: string, reason: string, options: { exclude?: readonly string[] } = {}): Promise<string | null> {
+  return checkpoint(worktreePath, `[RECOVERY] ${reason}`, options);
 }
 
 /** Fast-forwards `into` (checked out in `cwd`) to `from`; refuses anything but a fast-forward. */
@@ -170,4 +186,14 @@ export async function removeWorktree(worktree: Worktree, options: RemoveOptions 
     const r = await git(worktree.repo, ["branch", "-d", worktree.branch], { allowFail: true });
     if (r.code !== 0) throw new WorktreeError("NOT_MERGED", `branch ${worktree.branch} is not merged: kept (delete it yourself with git branch -D if it is not wanted)`);
   }
+}
+
+/**
+ * One commit of everything the branch checked out in `worktreePath` holds beyond `baseSha`
+ * (the agent's own commits, a recovery commit, what is uncommitted): the branch is reset to the
+ * base keeping the tree, and committed once, empty when nothing changed. Returns the new sha.
+ */
+export async function squashCheckpoint(worktreePath: string, baseSha: string, message: string, options: { exclude?: readonly string[] } = {}): Promise<string> {
+  await git(worktreePath, ["reset", "-q", "--soft", baseSha]);
+  return (await checkpoint(worktreePath, message, { allowEmpty: true, ...options }))!;
 }

@@ -79,7 +79,7 @@ function depthOver(text: string, max: number): boolean {
 }
 
 /** A path segment, decoded; a malformed escape (`%E0%A4%A`) is the client's error. */
-function segment(text: string): string {
+export function segment(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {

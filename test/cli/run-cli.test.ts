@@ -27,6 +27,7 @@ describe("pulse run", () => {
       "coding.guidance_watch",
       "coding.plan_decide_act",
       "coding.pulse_session",
+      "coding.pulsing_workflow",
       "examples.hello",
       "examples.idle_consolidation",
       "examples.listener",

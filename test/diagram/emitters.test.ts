@@ -12,7 +12,7 @@ describe("Mermaid", () => {
     const shape = checkMermaid(toMermaid(await graphOf(["manifests/"])));
     expect(shape.problems).toEqual([]);
     const closures = shape.edges.map((e, i) => (e.arrow === "==>" ? i : -1)).filter((i) => i >= 0);
-    expect(closures).toHaveLength(10);
+    expect(closures).toHaveLength(11);
     expect(closures).toEqual(closures.map((_, k) => shape.edges.length - closures.length + k));
     expect(shape.linkStyles.filter((s) => s.style.includes("stroke-width:3px"))).toEqual([{ indices: closures, style: "stroke:#dc2626,stroke-width:3px" }]);
   });
@@ -65,7 +65,7 @@ describe("DOT", () => {
   it("draws one cylinder per substrate URI, shared by the loops that bind it", async () => {
     const dot = toDot(await graphOf(["manifests/"]));
     const cylinders = [...dot.matchAll(/\[label="([^"]*)", shape="cylinder"/g)].map((m) => m[1]);
-    expect(cylinders).toEqual(["graphonomous://workspace/{ws_id}\\nmemory", "memory://coding/guidance/{ws_id}\\nmemory", "memory://coding/agent/{ws_id}\\nmemory", "memory://coding/session/{ws_id}\\nmemory", "memory://examples/hello\\nmemory", "memory://examples/listener\\nmemory", "graphonomous://prism/scenarios\\nmemory"]);
+    expect(cylinders).toEqual(["graphonomous://workspace/{ws_id}\\nmemory", "memory://coding/guidance/{ws_id}\\nmemory", "memory://coding/agent/{ws_id}\\nmemory", "memory://coding/workflow/{ws_id}\\nmemory", "memory://coding/session/{ws_id}\\nmemory", "memory://examples/hello\\nmemory", "memory://examples/listener\\nmemory", "graphonomous://prism/scenarios\\nmemory"]);
   });
 
   it("lays out a ring with circo, and left to right or top to bottom with dot", async () => {

@@ -185,12 +185,15 @@ describeWith(pg, "PostgresSessionRecords in the store's schema", (url) => {
   it("are migrated on a track of their own: a second migrate changes nothing, and tables from a newer pulse are refused by open and by migrate", async () => {
     const { PostgresSessionRecords } = await import("../../adapters/postgres/session-records.js");
     const { migrate, SCHEMA_VERSION, SESSION_SCHEMA_VERSION } = await import("../../adapters/postgres/index.js");
+    const { WORKFLOW_SCHEMA_VERSION } = await import("../../adapters/postgres/workflow-schema.js");
     const s = migratedSchema(url);
     drops.push(s.drop);
     const versions = await s.admin(`SELECT key, value FROM "${s.schema}".meta ORDER BY key`);
     expect(versions.rows).toEqual([
       { key: "schema_version", value: String(SCHEMA_VERSION) },
       { key: "session_schema_version", value: String(SESSION_SCHEMA_VERSION) },
+      // The pulsing workflow's tables, on a track of their own too (test/workflow/postgres.test.ts).
+      { key: "workflow_schema_version", value: String(WORKFLOW_SCHEMA_VERSION) },
     ]);
     expect((await migrate(s.url)).sessions).toEqual({ from: SESSION_SCHEMA_VERSION, to: SESSION_SCHEMA_VERSION });
     // Owned by the owner role, like the store's tables; the runtime role may read and write them.

@@ -198,12 +198,14 @@ describe("pulse serve: the event stream", () => {
 
 describe("the MCP tools", () => {
   const TOOLS = ["pulse_abort", "pulse_events", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status", "pulse_steer"];
+  // pulse serve also serves the workflow's tools (test/workflow/serve.test.ts); pulse session mcp does not.
+  const SERVE_TOOLS = [...TOOLS, "workflow_events", "workflow_list", "workflow_resume", "workflow_start", "workflow_status", "workflow_stop"];
 
   it("over Streamable HTTP at /mcp: lists the tools, starts a session and watches it", async () => {
     const client = new Client({ name: "test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOLS);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(SERVE_TOOLS);
       const started = await client.callTool({ name: "pulse_start", arguments: { goal: "via mcp", projectPath: repo, driver: "scripted", script, maxIterations: 3 } });
       expect(started.isError).toBeFalsy();
       const id = JSON.parse((started.content as { text: string }[])[0]!.text).id as string;

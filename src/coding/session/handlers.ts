@@ -18,7 +18,8 @@ import { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from ".
 import { randomUUID } from "node:crypto";
 import { createHash } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
-import { totalTokens, type SpawnInfo } from "../../agents/contract.js";
+import { totalTokens } from "../../agents/contract.js";
+import { recordProcesses, type ProcessRecording } from "../agent-processes.js";
 import { collectEvidence, startEvidence, uncommittedSince } from "../evidence.js";
 import { phaseAuditSink } from "../audit-sink.js";
 import { resolveSignal } from "../signals.js";
@@ -111,20 +112,8 @@ function runOf(runs: SessionRuns, ctx: PhaseContext): SessionRun {
  * marker is recorded before anything starts (a pulse killed between a spawn and its record still
  * leaves the reaper a way to find it), each process as it starts; `done` forgets them.
  */
-export async function recordedProcesses(run: SessionRun, iteration: number): Promise<{ onSpawn: (info: SpawnInfo) => void; marker: string; done: () => Promise<void> }> {
-  const recorded: Promise<void>[] = [];
-  const marker = `pulse-session-${run.session.id}-${iteration}-${randomUUID().slice(0, 8)}`;
-  await run.processes?.record(run.session.id, iteration, { pid: 0, pgid: 0, startTime: 0, marker });
-  return {
-    marker,
-    onSpawn: (info) => {
-      if (run.processes) recorded.push(run.processes.record(run.session.id, iteration, info).catch(() => undefined));
-    },
-    done: async () => {
-      await Promise.all(recorded);
-      await run.processes?.remove(run.session.id, iteration).catch(() => undefined);
-    },
-  };
+export function recordedProcesses(run: SessionRun, iteration: number): Promise<ProcessRecording> {
+  return recordProcesses(run.processes, run.session.id, iteration, "pulse-session");
 }
 
 function refOf(x: IterationRef): IterationRef {
