@@ -3,7 +3,7 @@
  * start` (creating .pulse/ first if it is missing). HTTP on loopback by default; any other
  * address needs a bearer token. Stops on SIGINT or SIGTERM (HTTP), or when stdin ends (--stdio).
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serveStdio } from "../serve/stdio.js";
 import { isLoopback } from "../transports/loopback.js";
 import type { GuidanceSidecar } from "../coding/guidance/sidecar.js";
 import { watchGuidance } from "../coding/guidance/watcher.js";
@@ -47,13 +47,7 @@ export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServ
   try {
     if (opts.stdio) {
       const server = createGuidanceMcpServer(sidecar);
-      const transport = new StdioServerTransport();
-      const closed = new Promise<void>((resolve) => {
-        transport.onclose = () => resolve();
-        process.stdin.once("end", () => resolve());
-      });
-      await server.connect(transport);
-      await closed;
+      await serveStdio(server);
       await server.close();
       return EXIT.ok;
     }

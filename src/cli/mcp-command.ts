@@ -1,7 +1,7 @@
 /** `pulse mcp`: hosted loops as MCP tools (§14) over standard input and output or Streamable HTTP. */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serveStdio } from "../serve/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { DEFAULT_MAX_BYTES } from "../source/load.js";
 import { validateSources } from "../validator/validate.js";
@@ -48,14 +48,7 @@ export async function runMcp(operands: readonly string[], opts: McpCliOptions, i
     const style = opts.style ?? "grouped";
     if (!listen) {
       const server = createLoopMcpServer(host, style);
-      const transport = new StdioServerTransport();
-      const closed = new Promise<void>((resolve) => {
-        transport.onclose = () => resolve();
-        process.stdin.once("end", () => resolve());
-        signals.onStop(resolve);
-      });
-      await server.connect(transport);
-      await closed;
+      await serveStdio(server, (stop) => signals.onStop(stop));
       await server.close();
       return EXIT.ok;
     }

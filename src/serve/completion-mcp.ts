@@ -5,7 +5,7 @@
  * reads (as the session's pulse_signal).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serveStdio } from "./stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { TerminalTool } from "../agents/contract.js";
 import { VERSION } from "../version.js";
@@ -26,13 +26,7 @@ export function createCompletionToolServer(tools: readonly TerminalTool[]): Serv
 
 export async function serveCompletionTools(tools: readonly TerminalTool[]): Promise<number> {
   const server = createCompletionToolServer(tools);
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    process.stdin.once("end", () => resolve());
-  });
-  await server.connect(transport);
-  await closed;
+  await serveStdio(server);
   await server.close();
   return 0;
 }

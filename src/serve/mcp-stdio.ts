@@ -1,5 +1,5 @@
 /** `pulse session mcp`: the session tools over MCP on standard input and output. */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serveStdio } from "./stdio.js";
 import { openSessions, type SessionStoreOptions } from "../cli/session-setup.js";
 import type { CliIO } from "../cli/io.js";
 import { parseMaxSessions, parseScriptDirs } from "../cli/serve-options.js";
@@ -23,13 +23,7 @@ export async function serveMcpStdio(opts: McpStdioOptions, io: CliIO): Promise<n
   const { runner, notifier } = await sessions.runner({ io: { ...io, stdout: (t) => io.stderr(t) } });
   const api = new SessionApi(sessions.service, runner, { scriptDirs, maxSessions, notify: { allowFromRequests: sessions.profile.notify.allowFromRequests, channelsOf: (specs) => sessions.notifyChannels(specs, "notify", false), notifier }, onError: (id, e) => io.stderr(`pulse session mcp: session ${id}: ${e.message}\n`) });
   const server = createSessionMcpServer(api, opts.session === undefined ? {} : { onlySession: opts.session, noHistory: opts.history === false });
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    process.stdin.once("end", () => resolve());
-  });
-  await server.connect(transport);
-  await closed;
+  await serveStdio(server);
   await api.pauseAll();
   await api.settled();
   await server.close();
