@@ -29,6 +29,7 @@ import { StoreError } from "../../src/store/contracts.js";
 import { parsePostgresUrl, PostgresAddressError } from "./address.js";
 import { PostgresAgentProcesses } from "./agent-processes.js";
 import { PostgresDatabase } from "./database.js";
+import { recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
 import { describePgError, PostgresStoreError } from "./errors.js";
 import { SESSION_SCHEMA_VERSION, sessionSchemaVersion, sessionsTooNew } from "./session-schema.js";
 
@@ -37,40 +38,15 @@ const JSON_COLUMNS = new Set(["progress_log", "driver", "verify", "gate", "recei
 /** bigint columns, which pg hands back as strings. */
 const BIGINT_COLUMNS = new Set(["total_tokens_used", "tokens_used", "max_tokens", "max_wall_ms"]);
 
-type Row = Record<string, unknown>;
+const toRow = (record: object, columns: Set<string>) => rowOf(record, (k) => columns.has(k), JSON_COLUMNS, (k) => new SessionRecordsError("INVALID", `no column ${JSON.stringify(k)} in the session records`));
+const fromRow = <T>(row: Row): T => recordOf<T>(row, BIGINT_COLUMNS);
+const storeError = (display: string, error: unknown): Error => recordsError(display, error, (e) => e instanceof SessionRecordsError);
 
 const SESSION_COLUMNS = Object.keys(newSessionRecord({ id: "", project_name: "", goal: "", max_iterations: 0, repo_path: "", driver: { name: "" }, context_strategy: "none", created_by: "cli" }, ""));
 const ITERATION_COLUMNS = Object.keys(newIterationRecord({ id: "", session_id: "", iteration_number: 0, task_content: "" }, ""));
 const SESSION_SET = new Set(SESSION_COLUMNS);
 const ITERATION_SET = new Set(ITERATION_COLUMNS);
 
-/** A record as column names and parameters; a key that is no column is a programming error, never SQL. */
-function toRow(record: object, columns: Set<string>): { cols: string[]; values: unknown[] } {
-  const cols: string[] = [];
-  const values: unknown[] = [];
-  for (const [k, v] of Object.entries(record)) {
-    if (!columns.has(k)) throw new SessionRecordsError("INVALID", `no column ${JSON.stringify(k)} in the session records`);
-    if (v === undefined) continue;
-    cols.push(k);
-    values.push(JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v);
-  }
-  return { cols, values };
-}
-
-function fromRow<T>(row: Row): T {
-  const out: Row = {};
-  for (const [k, v] of Object.entries(row)) out[k] = BIGINT_COLUMNS.has(k) && typeof v === "string" ? Number(v) : v;
-  return out as T;
-}
-
-function storeError(display: string, error: unknown): Error {
-  if (error instanceof SessionRecordsError || error instanceof StoreError) return error;
-  if (error instanceof PostgresStoreError) return new StoreError(error.code, error.message, { cause: error });
-  if (error instanceof PostgresAddressError) return new StoreError("STORE_SPEC", error.message, { cause: error });
-  const code = String((error as { code?: unknown })?.code ?? "");
-  const unavailable = /^E(CONNREFUSED|HOSTUNREACH|NOTFOUND|TIMEDOUT|CONNRESET|PIPE)$/.test(code) || /^(08|57P)/.test(code);
-  return new StoreError(unavailable ? "STORE_UNAVAILABLE" : "STORE_FAILED", `${unavailable ? `PostgreSQL at ${display} is unavailable: ` : `${display}: `}${describePgError(error)}`, { cause: error });
-}
 
 export class PostgresSessionRecords implements SessionRecords {
   private readonly sessions: string;

@@ -24,43 +24,20 @@ import { StoreError } from "../../src/store/contracts.js";
 import { parsePostgresUrl, PostgresAddressError } from "./address.js";
 import { PostgresAgentProcesses } from "./agent-processes.js";
 import { PostgresDatabase } from "./database.js";
+import { recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
 import { describePgError, PostgresStoreError } from "./errors.js";
 import { WORKFLOW_SCHEMA_VERSION, workflowSchemaVersion, workflowsTooNew } from "./workflow-schema.js";
 
 const JSON_COLUMNS = new Set(["driver", "verify", "artifacts", "unresolved_issues", "files_changed", "gate", "setup_commands", "data"]);
 const BIGINT_COLUMNS = new Set(["total_tokens_used", "tokens_used"]);
-type Row = Record<string, unknown>;
+const toRow = (record: object, columns: readonly string[]) => rowOf(record, (k) => columns.includes(k), JSON_COLUMNS, (k) => new WorkflowRecordsError("INVALID", `no column ${JSON.stringify(k)} in the workflow records`));
+const fromRow = <T>(row: Row): T => recordOf<T>(row, BIGINT_COLUMNS);
+const storeError = (display: string, error: unknown): Error => recordsError(display, error, (e) => e instanceof WorkflowRecordsError);
 
 const WORKFLOW_COLUMNS = Object.keys(newWorkflowRecord({ id: "", title: "", plan_path: null, repo_path: "", base_ref: "", base_sha: "", base_note: null, branch_name: "", worktree_path: "", driver: { name: "" }, verify: { checks: [] } }, ""));
 const PULSE_COLUMNS = Object.keys(newPulseRecord({ id: "", workflow_id: "", number: 0, title: "", description: "" }, ""));
 const PREFLIGHT_COLUMNS = ["id", "workflow_id", "status", "progress_message", "error_message", "summary", "setup_commands", "build_success", "created_at", "completed_at"];
 
-function toRow(record: object, columns: readonly string[]): { cols: string[]; values: unknown[] } {
-  const cols: string[] = [];
-  const values: unknown[] = [];
-  for (const [k, v] of Object.entries(record)) {
-    if (!columns.includes(k)) throw new WorkflowRecordsError("INVALID", `no column ${JSON.stringify(k)} in the workflow records`);
-    if (v === undefined) continue;
-    cols.push(k);
-    values.push(JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v);
-  }
-  return { cols, values };
-}
-
-function fromRow<T>(row: Row): T {
-  const out: Row = {};
-  for (const [k, v] of Object.entries(row)) out[k] = BIGINT_COLUMNS.has(k) && typeof v === "string" ? Number(v) : v;
-  return out as T;
-}
-
-function storeError(display: string, error: unknown): Error {
-  if (error instanceof WorkflowRecordsError || error instanceof StoreError) return error;
-  if (error instanceof PostgresStoreError) return new StoreError(error.code, error.message, { cause: error });
-  if (error instanceof PostgresAddressError) return new StoreError("STORE_SPEC", error.message, { cause: error });
-  const code = String((error as { code?: unknown })?.code ?? "");
-  const unavailable = /^E(CONNREFUSED|HOSTUNREACH|NOTFOUND|TIMEDOUT|CONNRESET|PIPE)$/.test(code) || /^(08|57P)/.test(code);
-  return new StoreError(unavailable ? "STORE_UNAVAILABLE" : "STORE_FAILED", `${unavailable ? `PostgreSQL at ${display} is unavailable: ` : `${display}: `}${describePgError(error)}`, { cause: error });
-}
 
 const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(", ");
 
