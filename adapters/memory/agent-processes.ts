@@ -18,5 +18,9 @@ export class MemoryAgentProcesses implements AgentProcesses {
     return this.rows.filter((r) => r.session_id === sessionId).map((r) => ({ ...r }));
   }
 
+  async runs(): Promise<string[]> {
+    return [...new Set(this.rows.map((r) => r.session_id))];
+  }
+
   async close(): Promise<void> {}
 }

@@ -53,5 +53,9 @@ export class PostgresAgentProcesses implements AgentProcesses {
     return rows.map((r) => ({ session_id: r.session_id, iteration: r.iteration, pid: r.pid, pgid: r.pgid, startTime: Number(r.start_time), marker: r.marker, runner_pid: r.runner_pid, recorded_at: r.recorded_at }));
   }
 
+  async runs(): Promise<string[]> {
+    return this.run(async () => ((await this.db.pool.query(`SELECT DISTINCT session_id FROM ${this.table} ORDER BY session_id`)).rows as { session_id: string }[]).map((r) => r.session_id));
+  }
+
   async close(): Promise<void> {}
 }

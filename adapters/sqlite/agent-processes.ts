@@ -75,6 +75,10 @@ export class SqliteAgentProcesses implements AgentProcesses {
     return rows.map((r) => ({ session_id: r.session_id, iteration: r.iteration, pid: r.pid, pgid: r.pgid, startTime: r.start_time, marker: r.marker, runner_pid: r.runner_pid, recorded_at: r.recorded_at }));
   }
 
+  async runs(): Promise<string[]> {
+    return this.run(() => (this.db.prepare("SELECT DISTINCT session_id FROM pulse_agent_processes ORDER BY session_id").all() as { session_id: string }[]).map((r) => r.session_id));
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

@@ -55,7 +55,7 @@ const addCommon = (c: Command) =>
 function optionsOf(o: CommonOpts, io: CliIO): AgentOptions {
   if (o.driver === "scripted" && !o.script) throw new UsageError("--script: the scripted driver needs a script (--script FILE)");
   if (o.script && o.driver !== "scripted") throw new UsageError("--script: only the scripted driver takes a script (add --driver scripted)");
-  return { home: o.home ?? defaultHome(io.env), env: io.env, workdir: o.workdir ?? io.cwd, ...(o.driver ? { driver: o.driver } : {}), ...(o.script ? { script: o.script } : {}), ...(o.store ? { store: o.store } : {}) };
+  return { home: o.home ?? defaultHome(io.env), env: io.env, workdir: o.workdir ?? io.cwd, ...(o.driver ? { driver: o.driver } : {}), ...(o.script ? { script: o.script } : {}), ...(o.store ? { store: o.store } : {}), onNote: (m) => io.stderr(`pulse agent: ${m}\n`) };
 }
 
 /** Input mistakes (config, corpus, script, flags) are one line and exit 2; anything else is the caller's. */

@@ -20,6 +20,8 @@ export interface AgentProcesses {
   /** Forgets a session's processes: of one iteration, or all of them. */
   remove(sessionId: string, iteration?: number): Promise<void>;
   list(sessionId: string): Promise<AgentProcessRecord[]>;
+  /** The runs (sessions, workflows, agent runs) that have processes recorded, for finding what dead runners left. */
+  runs(): Promise<string[]>;
   close(): Promise<void>;
 }
 

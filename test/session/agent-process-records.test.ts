@@ -67,8 +67,11 @@ for (const [name, open] of fixtures) {
       await p.remove("s1", 1);
       expect((await p.list("s1")).map((r) => r.marker)).toEqual(["m2"]);
       expect((await p.list("s2")).map((r) => r.marker)).toEqual(["m3"]);
+      // Which runs have processes recorded: what a later pulse looks through for dead runners' leftovers.
+      expect((await p.runs()).sort()).toEqual(["s1", "s2"]);
       await p.remove("s2");
       expect(await p.list("s2")).toEqual([]);
+      expect(await p.runs()).toEqual(["s1"]);
       await p.close();
     });
   });

@@ -56,6 +56,22 @@ export class ProcessReaper implements Reaper {
   }
 }
 
+/**
+ * Reaps every run whose recorded processes were all started by runners that are gone (not this
+ * process, not alive): what a killed pulse left, found by a later one. A run another live
+ * process is running is left alone. Returns the runs reaped.
+ */
+export async function reapDeadRunners(processes: AgentProcesses, reaper: Reaper = new ProcessReaper(processes)): Promise<string[]> {
+  const reaped: string[] = [];
+  for (const run of await processes.runs()) {
+    const recorded = await processes.list(run);
+    if (recorded.length === 0 || recorded.some((r) => r.runner_pid === process.pid || pidAlive(r.runner_pid))) continue;
+    await reaper.reap(run);
+    reaped.push(run);
+  }
+  return reaped;
+}
+
 function tryKill(target: number, signal: NodeJS.Signals): void {
   try {
     process.kill(target, signal);

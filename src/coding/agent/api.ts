@@ -16,6 +16,7 @@ import { MemoryAgentFeedback } from "../../../adapters/memory/agent-feedback.js"
 import { MemoryAgentProcesses } from "../../../adapters/memory/agent-processes.js";
 import { SqliteAgentFeedback } from "../../../adapters/sqlite/agent-feedback.js";
 import { SqliteAgentProcesses } from "../../../adapters/sqlite/agent-processes.js";
+import { reapDeadRunners } from "../../../adapters/agents/cli/reaper.js";
 import type { Script } from "../../../adapters/agents/scripted/script.js";
 import { createRuntime } from "../../embedded.js";
 import type { Runtime } from "../../runtime/runtime.js";
@@ -59,6 +60,8 @@ export interface AgentOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** A runtime of one's own to host the loop in (its substrates, its audit); else an embedded one. */
   runtime?: Runtime;
+  /** Hears what the agent did on its own: action processes a killed run left, stopped at start. */
+  onNote?: (message: string) => void;
 }
 
 export interface AskOptions extends AgentHooks {
@@ -143,6 +146,8 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     const path = resolve(o.store?.replace(/^sqlite:/, "") ?? paths.store);
     feedback = SqliteAgentFeedback.open(path);
     processes = SqliteAgentProcesses.open(path);
+    // An agent run killed mid-action left its process (and its record): stopped before anything runs.
+    for (const run of await reapDeadRunners(processes)) o.onNote?.(`stopped the action processes run ${run} left when its pulse died`);
   }
   const runner = await AgentRunner.create(o.runtime ?? (await createRuntime()), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs);
   const filesOf = (files: readonly string[]) =>
