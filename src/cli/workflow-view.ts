@@ -47,13 +47,28 @@ export function summaryText(s: ReviewSummary): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * A plan's words as Markdown text: what would be read as markup (a `<tag>` that would vanish, `*`,
+ * backticks, a `|` that would split a table cell) is escaped, and a line break would end the row.
+ */
+export function markdownText(text: string): string {
+  return text.replace(/\r?\n/g, " ").replace(/[\\`*_[\]<>|#&]/g, (c) => `\\${c}`);
+}
+
+/** Text inside a code span: a backtick would end it, so the span takes a longer fence. */
+function code(text: string): string {
+  const flat = text.replace(/\r?\n/g, " ");
+  const fence = "`".repeat(Math.max(0, ...(flat.match(/`+/g) ?? []).map((r) => r.length)) + 1);
+  return fence.length > 1 ? `${fence} ${flat} ${fence}` : `\`${flat}\``;
+}
+
 export function summaryMarkdown(s: ReviewSummary): string {
   const w = s.workflow;
-  const rows = s.pulses.map((p) => `| ${p.number} | ${p.title.replace(/\|/g, "\\|")} | ${p.status} | ${p.commit ? `\`${p.commit.slice(0, 8)}\`${p.recovery ? " (recovery)" : ""}` : ""} | ${p.gate ?? ""} | ${p.unresolved.map((u) => u.issue.replace(/\|/g, "\\|")).join("; ")} |`);
+  const rows = s.pulses.map((p) => `| ${p.number} | ${markdownText(p.title)} | ${p.status} | ${p.commit ? `\`${p.commit.slice(0, 8)}\`${p.recovery ? " (recovery)" : ""}` : ""} | ${p.gate ?? ""} | ${p.unresolved.map((u) => markdownText(u.issue)).join("; ")} |`);
   return [
-    `# Workflow ${w.title}`,
+    `# Workflow ${markdownText(w.title)}`,
     "",
-    `**${w.status}**${w.reason ? `: ${w.reason}` : ""}. Branch \`${w.branch}\` from \`${w.base}\` (\`${w.base_sha.slice(0, 8)}\`). ${w.turns} turns, ${w.tokens} tokens, $${w.cost_usd.toFixed(4)}.`,
+    `**${w.status}**${w.reason ? `: ${markdownText(w.reason)}` : ""}. Branch \`${w.branch}\` from \`${w.base}\` (\`${w.base_sha.slice(0, 8)}\`). ${w.turns} turns, ${w.tokens} tokens, $${w.cost_usd.toFixed(4)}.`,
     "",
     "| # | pulse | status | commit | gate | unresolved issues |",
     "| --- | --- | --- | --- | --- | --- |",
@@ -61,8 +76,8 @@ export function summaryMarkdown(s: ReviewSummary): string {
     "",
     "## Baselines",
     "",
-    ...s.baselines.commands.map((c) => `- \`${c.command}\`: exit ${c.exit}, ${c.failures} known failure line(s)`),
-    ...s.baselines.patterns.map((p) => `- ${p.issueType} (${p.source}): \`${p.pattern}\`${p.filePath ? ` in ${p.filePath}` : ""}`),
+    ...s.baselines.commands.map((c) => `- ${code(c.command)}: exit ${c.exit}, ${c.failures} known failure line(s)`),
+    ...s.baselines.patterns.map((p) => `- ${markdownText(p.issueType)} (${markdownText(p.source)}): ${code(p.pattern)}${p.filePath ? ` in ${code(p.filePath)}` : ""}`),
     "",
     "## Review",
     "",
