@@ -152,12 +152,30 @@ describe("pulse mcp over Streamable HTTP", () => {
         expect(await post(served.url, { origin: "http://evil.example" })).toBe(403);
         expect(await post(served.url, { host: "evil.example" })).toBe(403);
         expect(await post(served.url, {})).toBe(200);
+        // Only JSON: a form or plain text (what a page can send without asking) is refused.
+        expect(await post(served.url, { "content-type": "text/plain" })).toBe(415);
+        expect(await post(served.url, { "content-type": "application/x-www-form-urlencoded" })).toBe(415);
+        expect(await post(served.url, { "content-type": "application/json; charset=utf-8" })).toBe(200);
       } finally {
         await client.close();
         expect(await served.stop()).toBe(0);
       }
     });
   }
+
+  it("off loopback requires its token: none or a wrong one 401, the right one served", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pulse-mcp-"));
+    const token = "0123456789abcdef0123";
+    const served = await startHttp(["--http", "0.0.0.0:0", "--token", token, "--store", "memory:", HELLO], dir);
+    const url = served.url.replace("0.0.0.0", "127.0.0.1");
+    try {
+      expect(await post(url, {})).toBe(401);
+      expect(await post(url, { authorization: "Bearer 0123456789abcdef0124" })).toBe(401);
+      expect(await post(url, { authorization: `Bearer ${token}` })).toBe(200);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
 
   it("refuses bad flags with one line and exit 2", () => {
     for (const [args, message] of [

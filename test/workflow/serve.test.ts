@@ -40,6 +40,11 @@ describe("pulse serve: workflows over REST and MCP", () => {
     expect(elsewhere.status).toBe(403);
     expect((await call(s.url, "GET", "/api/workflows/abcd1234")).status).toBe(404);
     expect((await call(s.url, "GET", "/api/workflows")).json.workflows).toEqual([]);
+    // What a web page could send: a form (no JSON), a foreign Origin; refused before anything starts.
+    const start = JSON.stringify({ plan, repo: w.repo, driver: "scripted", script });
+    expect((await fetch(`${s.url}/api/workflows`, { method: "POST", headers: { "content-type": "text/plain" }, body: start })).status).toBe(415);
+    expect((await fetch(`${s.url}/api/workflows`, { method: "POST", headers: { "content-type": "application/json", origin: "http://evil.example" }, body: start })).status).toBe(403);
+    expect((await call(s.url, "GET", "/api/workflows")).json.workflows).toEqual([]);
 
     const started = await call(s.url, "POST", "/api/workflows", { plan, repo: w.repo, base: "main", driver: "scripted", script });
     expect(started.status, JSON.stringify(started.json)).toBe(201);

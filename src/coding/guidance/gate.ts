@@ -50,7 +50,7 @@ export class GuidanceGate {
     return new GuidanceGate(sidecar);
   }
 
-  /** The replan the loop must hold for now, or null (scans first). */
+  /** The replan the loop must hold at this boundary, or null: the sidecar scans the files first. */
   async held(): Promise<HeldReplan | null> {
     const d = await this.sidecar.shouldInterrupt();
     if (!d.needs_replan || !d.pending_replan_event_id) return null;
