@@ -5,7 +5,8 @@
  * blocked), or a guardrail does: the action quota (failed, quota), the wall time (timeout: the
  * action in flight is stopped, SIGTERM then SIGKILL), the iteration cap (failed, exhausted), an
  * abort, or a step that fails (failed, error). The report gets run_started first and
- * run_summary then run_finished last.
+ * run_summary then run_finished last. With records, the run is recorded (its runner's pid while
+ * it runs), each iteration as a step when it ends, and the outcome when the run does.
  */
 import type { Runtime } from "../../runtime/runtime.js";
 import type { Loop } from "../../runtime/loop.js";
@@ -14,6 +15,7 @@ import { envelope, ReportWriter } from "./report.js";
 import { summarize, type RunSummary } from "./summary.js";
 import type { AgentRun, AgentRuns, IterationState } from "./run-state.js";
 import type { Envelope, RunStatus } from "./types.js";
+import { stepRecordOf } from "./step-record.js";
 
 export const AGENT_MANIFEST = "manifests/coding/plan-decide-act.yaml";
 
@@ -62,6 +64,8 @@ export class AgentRunner {
   async run(input: NewRun): Promise<RunOutcome> {
     const writer = new ReportWriter(this.logsDir, input.runId, { keepLastRuns: this.keepLastRuns });
     const events: Envelope[] = [];
+    /** Where the current iteration's events begin. */
+    let mark = 0;
     const controller = new AbortController();
     const started = Date.now();
     const run: AgentRun = {
@@ -86,14 +90,19 @@ export class AgentRunner {
       controller.abort(new Error(`the run's wall time (${input.config.execution.max_wall_time_sec} s) ran out`));
     }, run.deadline - started);
     wall.unref();
+    let iterations = 0;
+    const records = input.records;
     const finish = async (status: RunStatus, reason: string, message?: string): Promise<RunOutcome> => {
       const summary = summarize(events);
       run.emit("run_summary", { ...summary });
-      run.emit("run_finished", { runId: run.runId, status, reason, ...(message ? { message } : {}), actionsUsed: run.actionsUsed, tokensUsed: run.tokensUsed, durationMs: Date.now() - started, dropped: writer.dropped });
+      const done = run.emit("run_finished", { runId: run.runId, status, reason, ...(message ? { message } : {}), actionsUsed: run.actionsUsed, tokensUsed: run.tokensUsed, durationMs: Date.now() - started, dropped: writer.dropped });
       await writer.close();
+      // The outcome recorded even when recording a step failed: the record never stays `running` behind a run that ended.
+      await records?.update(run.runId, { status, reason, message: message ?? null, iteration: iterations, actions_used: run.actionsUsed, tokens_used: run.tokensUsed, runner_pid: null, finished_at: done.ts }).catch((e: Error) => input.hooks.onRecordError?.(e));
       return { runId: run.runId, status, reason, ...(message ? { message } : {}), report: writer.path, summary: summarize(events) };
     };
     try {
+      await records?.create({ id: run.runId, request: run.request, mode: run.mode, workdir: run.workdir, max_iterations: run.config.execution.max_iterations, max_actions: run.config.execution.max_actions, runner_pid: process.pid, report_path: writer.path });
       run.emit("run_started", { runId: run.runId, mode: run.mode, strategy: run.config.screening.strategy, actions: run.actions.map((a) => a.name), guides: run.guides.length, knowledge: run.knowledge.length, limits: { max_actions: run.config.execution.max_actions, max_wall_time_sec: run.config.execution.max_wall_time_sec } });
       run.emit("user_request", { text: run.request, files: run.files });
       let state: IterationState = { runId: run.runId, plan: null, observations: [], waits: 0 };
@@ -101,7 +110,15 @@ export class AgentRunner {
         if (timedOut) return await finish("timeout", "timeout", `the run's wall time (${run.config.execution.max_wall_time_sec} s) ran out`);
         if (controller.signal.aborted) return await finish("aborted", "aborted");
         if (i >= run.config.execution.max_iterations) return await finish("failed", "exhausted", `${i} iterations without the planner ending the run (execution.max_iterations)`);
+        mark = events.length;
+        const iterationStarted = new Date().toISOString();
         const result = await this.loop.runIteration({ workspace: run.runId, input: state });
+        iterations = i + 1;
+        if (records) {
+          const step = stepRecordOf(run.runId, iterations, events.slice(mark), state.plan, iterationStarted, new Date().toISOString());
+          await records.addStep(step);
+          await records.update(run.runId, { iteration: iterations, actions_used: run.actionsUsed, tokens_used: run.tokensUsed, last_signal: step.advisory_status });
+        }
         if (timedOut) {
           run.emit("task_interrupted", { reason: "timeout", iteration: result.iteration });
           return await finish("timeout", "timeout", `the run's wall time (${run.config.execution.max_wall_time_sec} s) ran out`);
