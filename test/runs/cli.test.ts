@@ -9,11 +9,16 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../adapters/sqlite/driver.js";
 import { SqliteStore } from "../../adapters/sqlite/store.js";
 import { ROOT, runBin } from "../cli/run-bin.js";
 import { startServe, type Served } from "../session/serve-process.js";
+import { migratedSchema } from "../session/postgres-helpers.js";
+import { pgSchema } from "../adapters/postgres/helpers.js";
+import { describeWith, postgresService } from "../helpers/services.js";
 import { FIXED_ADD, PREFLIGHT, start as startWorkflow, turn, worlds, writeFile, writeScript, type World } from "../workflow/helpers.js";
 
 const world = worlds();
@@ -93,21 +98,36 @@ describe("pulse runs over a store holding a workflow and an agent run", () => {
     });
 
     it("GET /api/runs and /api/runs/:kind/:id show them interrupted, with the agent's steps and the workflow's pulses; refusals are JSON", async () => {
-      const list = await (await fetch(`${served.url}/api/runs`)).json();
+      const list = ((await (await fetch(`${served.url}/api/runs`)).json()) as any);
       expect(list.runs.map((r: { kind: string; status: string }) => `${r.kind} ${r.status}`)).toEqual(["agent interrupted", "workflow interrupted"]);
-      const agent = await (await fetch(`${served.url}/api/runs/agent/${agentRunId.slice(0, 8)}`)).json();
+      const agent = ((await (await fetch(`${served.url}/api/runs/agent/${agentRunId.slice(0, 8)}`)).json()) as any);
       expect(agent.run).toMatchObject({ id: agentRunId, status: "interrupted" });
       expect(agent.steps[0]).toMatchObject({ kind: "agent", number: 1, payload: { action: "greet" } });
-      const flow = await (await fetch(`${served.url}/api/runs/workflow/${workflowId}`)).json();
+      const flow = ((await (await fetch(`${served.url}/api/runs/workflow/${workflowId}`)).json()) as any);
       expect(flow.steps.map((p: { number: number; status: string }) => [p.number, p.status])).toEqual([[1, "succeeded"]]);
       expect(flow.steps[0].gate.passed).toBe(true);
       // The workflow's own endpoint says the same.
-      expect((await (await fetch(`${served.url}/api/workflows/${workflowId}`)).json()).workflow.status).toBe("interrupted");
+      expect((((await (await fetch(`${served.url}/api/workflows/${workflowId}`)).json()) as any)).workflow.status).toBe("interrupted");
       const bad = await fetch(`${served.url}/api/runs?kind=flows`);
       expect(bad.status).toBe(400);
-      expect((await bad.json()).error.message).toContain("kind: must be one of session, workflow, agent");
+      expect(((await bad.json()) as any).error.message).toContain("kind: must be one of session, workflow, agent");
       expect((await fetch(`${served.url}/api/runs/agent/ffffffff`)).status).toBe(404);
       expect((await fetch(`${served.url}/api/runs`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(405);
+    });
+
+    it("the MCP tools runs_list and run_status say interrupted too", async () => {
+      const client = new Client({ name: "test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`)));
+      try {
+        const list = await client.callTool({ name: "runs_list", arguments: { kind: "agent" } });
+        expect(JSON.parse((list.content as { text: string }[])[0]!.text).map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([[agentRunId, "interrupted"]]);
+        const one = await client.callTool({ name: "run_status", arguments: { kind: "workflow", id: workflowId.slice(0, 6) } });
+        expect(JSON.parse((one.content as { text: string }[])[0]!.text).run.status).toBe("interrupted");
+        const none = await client.callTool({ name: "run_status", arguments: { kind: "agent", id: workflowId } });
+        expect(none.isError).toBe(true);
+      } finally {
+        await client.close();
+      }
     });
 
     it("a run whose runner lives stays running (the near miss)", () => {
@@ -118,4 +138,33 @@ describe("pulse runs over a store holding a workflow and an agent run", () => {
       expect(all.map((r: { status: string }) => r.status)).toEqual(["running", "interrupted"]);
     });
   });
+});
+
+describeWith(await postgresService(), "an agent run recorded in the PostgreSQL store", (url) => {
+  const drops: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const d of drops) await d();
+  });
+
+  it("pulse agent run --store postgres://… records the run and its steps there (feedback in the home); pulse runs lists it", () => {
+    const s = migratedSchema(url);
+    drops.push(s.drop);
+    const dir = mkdtempSync(join(tmpdir(), "pulse-runs-pg-"));
+    const home = join(dir, "home");
+    cpSync(join(ROOT, "examples/agent/home"), home, { recursive: true, filter: (src) => !/\/examples\/agent\/home\/(logs|runs|cache|agent\.db)/.test(src) });
+    const agent = runBin("pulse", ["agent", "run", "--request", "Welcome Ada", "--auto", "--driver", "scripted", "--script", join(ROOT, "examples/agent/welcome.json"), "--home", home, "--store", s.appUrl, "--json"], { cwd: dir, env: { HOME: dir } });
+    expect(agent.code, agent.stderr).toBe(0);
+    const id = JSON.parse(agent.stdout).runId;
+    const listed = runBin("pulse", ["runs", "--store", s.appUrl, "--json"], { cwd: dir, env: { HOME: dir } });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject([{ kind: "agent", id, status: "succeeded", stop_reason: "goal_achieved", payload: { mode: "auto" } }]);
+    // What the agent learnt stayed in its home.
+    expect(existsSync(join(home, "agent.db"))).toBe(true);
+    // A store migrated without the run tables is refused in one line naming the fix.
+    const bare = pgSchema(url);
+    drops.push(bare.drop);
+    const refused = runBin("pulse", ["runs", "--store", bare.url], { cwd: dir, env: { HOME: dir } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^pulse: --store: .*pulse store migrate/);
+  }, 60_000);
 });
