@@ -69,7 +69,11 @@ export class Settings {
 
   save(body: { llm?: unknown; roles?: unknown }): ReturnType<Settings["view"]> {
     const raw = this.raw();
-    const next = { ...raw, llm: this.merged(body.llm ?? []), ...(body.roles !== undefined ? { roles: body.roles } : {}) };
+    const llm = this.merged(body.llm ?? []);
+    // Roles follow an entry's rename when the page does not set them itself.
+    const renamed = new Map((Array.isArray(body.llm) ? body.llm : []).flatMap((e: { was?: unknown; alias?: unknown }) => (typeof e?.was === "string" && typeof e.alias === "string" ? [[e.was, e.alias] as const] : [])));
+    const roles = body.roles !== undefined ? body.roles : Object.fromEntries(Object.entries((raw.roles ?? {}) as Record<string, string>).map(([k, v]) => [k, renamed.get(v) ?? v]));
+    const next = { ...raw, llm, roles };
     try {
       parseConfig(next, "config.json");
     } catch (e) {
