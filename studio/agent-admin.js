@@ -15,7 +15,8 @@ function shell(ctx, overview, title) {
 }
 
 const say = (el, text, bad = false) => {
-  el.className = bad ? "error" : "muted";
+  el.classList.toggle("error", bad);
+  el.classList.toggle("muted", !bad);
   el.textContent = text;
   setStatusBar(`${new Date().toLocaleTimeString()} · ${text}`);
 };
@@ -134,8 +135,10 @@ export async function managerView(ctx, kind, selected) {
   const [overview, listing] = await Promise.all([ctx.api("/api/agent"), ctx.api(`/api/agent/${kind}`)]);
   const middle = shell(ctx, overview, title);
   const message = h("p", { id: "manager-message", class: "muted" });
-  const items = h("ul", { class: "resources", id: "resources" }, ...listing.items.map((i) => h("li", { "data-name": i.name, class: i.name === selected ? "active" : "" },
+  const items = h("ul", { class: "resources", id: "resources" });
+  const renderList = (l) => items.replaceChildren(...l.items.map((i) => h("li", { "data-name": i.name, class: i.name === selected ? "active" : "" },
     h("a", { href: `#/agent/${kind}/${enc(i.name)}` }, i.title), " ", h("span", { class: "muted small" }, i.detail), i.problem ? h("div", { class: "error small" }, i.problem) : null)));
+  renderList(listing);
   const editor = h("div", { class: "editor", id: "editor" });
   const newName = h("input", { type: "text", id: "new-name", placeholder: kind === "actions" ? "action name, e.g. summarize" : "file name, e.g. onboarding" });
   const create = kind === "actions"
@@ -176,7 +179,10 @@ export async function managerView(ctx, kind, selected) {
         await ctx.api(`/api/agent/${kind}/${enc(name)}`, { body: { files: current(), ...(isNew ? { create: true } : {}) } });
         say(message, `saved ${kind}/${name}`);
         if (isNew) location.hash = `#/agent/${kind}/${enc(name)}`;
-        else await validate();
+        else {
+          renderList(await ctx.api(`/api/agent/${kind}`));
+          await validate();
+        }
       } catch (e) {
         say(message, e.message, true);
       }

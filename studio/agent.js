@@ -165,6 +165,8 @@ async function threadPage(ctx, overview, id, middle, right) {
       askMessage.textContent = e.message;
     }
   };
+  // Kept across re-renders: a file opened stays open while the run's events come in.
+  const preview = h("pre", { id: "file-preview", hidden: true });
   const render = () => {
     const t = view.thread;
     const started = Boolean(t.started_at);
@@ -185,7 +187,7 @@ async function threadPage(ctx, overview, id, middle, right) {
             const input = h("input", { type: "text", size: 50 });
             return h("div", { class: "controls" }, input, h("button", { onclick: answer(p, () => input.value) }, "Answer"));
           })())));
-    renderRight(ctx, view, right, path);
+    renderRight(ctx, view, right, path, preview);
   };
   const refresh = async () => {
     view = await ctx.api(path);
@@ -198,10 +200,9 @@ async function threadPage(ctx, overview, id, middle, right) {
   });
 }
 
-function renderRight(ctx, view, right, path) {
+function renderRight(ctx, view, right, path, preview) {
   const run = view.runs.at(-1);
   if (!run) return void right.replaceChildren(h("h2", {}, "Task"), h("p", { class: "muted" }, "No task yet."));
-  const preview = h("pre", { id: "file-preview", hidden: true });
   const steps = run.plan?.steps ?? [];
   const done = steps.filter((s) => s.status === "done").length;
   right.replaceChildren(
