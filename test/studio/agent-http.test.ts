@@ -129,6 +129,25 @@ describe("pulse studio's agent pages", () => {
     expect((await call(studio.url, `/api/agent/threads/${id}`, { body: { title: "renamed", mode: "interactive" } })).status).toBe(200);
   }, 30_000);
 
+  it("asks the page to confirm each action in interactive mode: yes runs it, no blocks the step", async () => {
+    const { json } = await call(studio.url, "/api/agent/threads", { body: { workdir: dirs.root, actions: ["greet"], mode: "interactive" } });
+    const id = json.thread.id;
+    for (const yes of [true, false]) {
+      model.replies.push(plan([{ id: "s1", desc: "greet Cy" }]), execute("greet", { who: "Cy" }, "s1"));
+      expect((await call(studio.url, `/api/agent/threads/${id}/ask`, { body: { text: `Welcome Cy (${yes})` } })).status).toBe(202);
+      const waiting = await until(() => call(studio.url, `/api/agent/threads/${id}`).then((r) => r.json), (v) => v.pending.length === 1);
+      expect(waiting.pending[0]).toMatchObject({ kind: "confirm", text: expect.stringContaining('Run greet {"who":"Cy"}') });
+      expect((await call(studio.url, `/api/agent/threads/${id}/answer`, { body: { key: waiting.pending[0].key, yes: "sure" } })).status).toBe(400);
+      expect((await call(studio.url, `/api/agent/threads/${id}/answer`, { body: { key: "0000", yes } })).status).toBe(404);
+      expect((await call(studio.url, `/api/agent/threads/${id}/answer`, { body: { key: waiting.pending[0].key, yes } })).json).toEqual({ answered: true });
+      const done = await until(() => call(studio.url, `/api/agent/threads/${id}`).then((r) => r.json), (v) => v.running === null);
+      const run = done.runs.at(-1);
+      expect(done.pending).toEqual([]);
+      if (yes) expect(run).toMatchObject({ status: "succeeded", actions: [{ name: "greet", status: "ok" }] });
+      else expect(run).toMatchObject({ status: "blocked", actions: [{ name: "greet", ended: "declined" }] });
+    }
+  }, 30_000);
+
   it("checks every file a request names: outside the roots 403, six files 400; an upload lands in the thread's folder and is accepted", async () => {
     const { json } = await call(studio.url, "/api/agent/threads", { body: { workdir: dirs.root, actions: ["greet"] } });
     const id = json.thread.id;
