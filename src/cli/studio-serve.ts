@@ -12,6 +12,7 @@ import type { Host } from "../host/host.js";
 import type { Store } from "../store/contracts.js";
 import { Studio } from "../studio/studio.js";
 import type { AgentStudio } from "../studio/agent/service.js";
+import type { Feed } from "../studio/feed.js";
 import { StudioServer } from "../studio/server.js";
 import { Runs, SessionRuns } from "../studio/runs.js";
 import type { ManifestSource } from "../source/load.js";
@@ -57,7 +58,7 @@ export interface StudioListen {
   allowOrigins?: readonly string[];
   /** The flag a listening error names (--port, --studio). */
   flag: string;
-  agent?: AgentStudio;
+  agent?: { get(): AgentStudio; feed: Feed };
 }
 
 /** The studio over a host with its loops loaded: listening, its address as a browser opens it. */

@@ -24,7 +24,7 @@ export interface StudioServerOptions {
   /** How often run summaries are read back from their records while a browser watches (default 1 s). */
   runPollMs?: number;
   /** Seed 002's Studio pages over an agent home (pulse studio serves them; pulse run --studio does not). */
-  agent?: AgentStudio;
+  agent?: { get(): AgentStudio };
 }
 
 const LOOP_ACTIONS = new Set(["pause", "resume", "stop", "trigger"]);
@@ -177,7 +177,7 @@ export class StudioServer {
     }
     if (a === "agent") {
       if (!this.options.agent) throw new HttpError(404, "NOT_FOUND", "the agent pages are served by pulse studio (not pulse run --studio)");
-      return agentRoute(this.options.agent, req, res, parts.slice(1), url, allow);
+      return agentRoute(this.options.agent.get(), req, res, parts.slice(1), url, allow);
     }
     if (a === "conformance" && parts.length === 1) {
       allow("POST");

@@ -286,6 +286,9 @@ describe("pulse studio's agent pages with a token", () => {
     const token = "agent-token-0123456789abcdef";
     const studio = await startStudio(dirs.cwd, ["--store", "memory:", "--no-kickoff", "--agent-home", dirs.home, "--root", dirs.root, "--token", token]);
     try {
+      // Nothing is made in the home until the agent pages are used.
+      expect((await call(studio.url, "/api/system", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(existsSync(join(dirs.home, "saves"))).toBe(false);
       for (const [path, body] of [["/api/agent", undefined], ["/api/agent/settings", undefined], ["/api/agent/threads", { workdir: dirs.root }], ["/api/agent/actions/t/template", {}], [`/api/agent/file?path=${encodeURIComponent(join(dirs.root, "notes.txt"))}`, undefined]] as const) {
         expect((await call(studio.url, path, { body })).status, path).toBe(401);
         expect((await call(studio.url, path, { body, headers: { authorization: `Bearer ${token}x` } })).status, path).toBe(401);
