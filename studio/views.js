@@ -54,17 +54,66 @@ export async function systemView(ctx) {
     // The server sends every loop's card at most twice a second, and status changes as they come.
     if (type === "cards") for (const c of e.loops) cards.set(c.id, c);
     else if (type === "host" && e.type === "loop.status_changed" && cards.has(e.loop_id)) cards.get(e.loop_id).status = e.status;
-    else if (type === "host" && e.type === "signal.delivered") return flashEdges(diagram);
+    else if (type === "host" && e.type === "signal.delivered") return flashEdge(diagram, clusters, e);
     else return;
     later();
   });
 }
 
-function flashEdges(diagram) {
-  for (const g of diagram.querySelectorAll("g.edge.connection")) {
-    g.classList.add("flash");
-    setTimeout(() => g.classList.remove("flash"), 600);
-  }
+/**
+ * Which loaded loops each connection edge joins: the loop whose box (the smallest, for nested
+ * loops) holds the centre of the edge's first and last node. Graphviz names an edge by its nodes
+ * only, so this is read off the drawing once it is laid out.
+ */
+function connectionEdges(diagram, clusters) {
+  const boxes = [...clusters].map(([id, g]) => [id, g.getBBox()]);
+  const loopAt = (node) => {
+    if (!node) return undefined;
+    const b = node.getBBox();
+    const [x, y] = [b.x + b.width / 2, b.y + b.height / 2];
+    let best;
+    for (const [id, c] of boxes) if (x >= c.x && x <= c.x + c.width && y >= c.y && y <= c.y + c.height && (!best || c.width * c.height < best[1].width * best[1].height)) best = [id, c];
+    return best?.[0];
+  };
+  const nodes = new Map([...diagram.querySelectorAll("g.node")].map((n) => [n.querySelector("title")?.textContent, n]));
+  return [...diagram.querySelectorAll("g.edge.connection")].map((g) => {
+    const [from, to] = (g.querySelector("title")?.textContent ?? "").split("->");
+    const edge = { g, from: loopAt(nodes.get(from)), to: loopAt(nodes.get(to)) };
+    g.dataset.from = edge.from ?? "";
+    g.dataset.to = edge.to ?? "";
+    return edge;
+  });
+}
+
+/** Lights up the edge the signal travelled: from its loop to the loop it was delivered to. */
+function flashEdge(diagram, clusters, e) {
+  diagram.edges ??= connectionEdges(diagram, clusters);
+  for (const { g, from, to } of diagram.edges) if (from === e.loop_id && to === e.to_loop) flash(g);
+}
+
+function flash(g) {
+  g.classList.remove("flash");
+  void g.getBoundingClientRect(); // restart the animation for a signal that follows closely
+  g.classList.add("flash");
+  g.dataset.signals = String(Number(g.dataset.signals ?? 0) + 1);
+  clearTimeout(g.flashTimer);
+  g.flashTimer = setTimeout(() => g.classList.remove("flash"), 600);
+}
+
+/**
+ * The route phases' max κ by bucket as a bar chart (a bar per bucket, its count above it), built
+ * as elements: no chart library, nothing fetched.
+ */
+function kappaChart(dist) {
+  const entries = Object.entries(dist ?? {});
+  const total = entries.reduce((n, [, v]) => n + v, 0);
+  if (!total) return h("span", { class: "muted", id: "kappa-chart" }, "no route phase has reported κ yet");
+  const max = Math.max(...entries.map(([, v]) => v));
+  return h("div", { class: "kappa-chart", id: "kappa-chart", role: "img", "aria-label": `κ distribution: ${entries.map(([k, v]) => `${k} ${v}`).join(", ")}` },
+    ...entries.map(([bucket, v]) => h("div", { class: "kappa-bar", "data-bucket": bucket, "data-count": v, title: `κ ${bucket}: ${v} of ${total}` },
+      h("span", { class: "count" }, String(v)),
+      h("span", { class: "fill", style: `height: ${Math.round((v / max) * 60)}px` }),
+      h("span", { class: "bucket" }, bucket))));
 }
 
 // ---- Loop ------------------------------------------------------------------------------------------
@@ -100,7 +149,7 @@ export async function loopView(ctx, loopId) {
         h("dt", {}, "iterations"), h("dd", { id: "iteration-count" }, String(t.iteration_count)),
         h("dt", {}, "closure rate"), h("dd", { id: "closure-rate" }, `${(t.closure_rate * 100).toFixed(1)} %`),
         h("dt", {}, "statuses"), h("dd", {}, Object.entries(t.iteration_statuses).map(([k, v]) => `${k} ${v}`).join(", ") || "–"),
-        h("dt", {}, "κ distribution"), h("dd", {}, Object.entries(t.kappa_distribution).filter(([, v]) => v).map(([k, v]) => `${k}: ${v}`).join(", ") || "–"),
+        h("dt", {}, "κ distribution"), h("dd", {}, kappaChart(t.kappa_distribution)),
         h("dt", {}, "circuits"), h("dd", { id: "circuits" }, Object.keys(circuits).length ? Object.entries(circuits).map(([slot, s]) => h("span", {}, `${slot} `, statusChip(s), " ")) : "all closed"),
       ),
       h("table", { id: "phase-stats" },

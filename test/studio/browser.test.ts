@@ -83,6 +83,9 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     await expect.poll(() => page.locator(`.iteration-row[data-iteration="${newest + 1}"] td.cell.completed`).count(), { timeout: 5_000 }).toBe(4);
     expect(Number(await page.locator("#iteration-count").textContent())).toBeGreaterThanOrEqual(1);
     expect(await page.locator("#phase-stats").textContent()).toMatch(/fetch\d+\d+ ms/);
+    // κ as a chart: a bar per bucket, the route phase's κ 0 counted in the first.
+    expect(await page.locator("#kappa-chart .kappa-bar").count()).toBe(5);
+    expect(Number(await page.locator('#kappa-chart .kappa-bar[data-bucket="0"]').getAttribute("data-count"))).toBeGreaterThanOrEqual(1);
     await page.screenshot({ path: join(SHOTS, "loop.png"), fullPage: false });
   });
 
