@@ -111,6 +111,10 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     expect(await page.locator("#output-0").textContent()).toContain("query");
     expect(await page.locator("#trace-audit tr").count()).toBeGreaterThan(4);
     expect(await page.locator("#trace-audit").textContent()).toContain("iteration.started");
+    // The substrate calls: hello's apply and learn store nodes in memory (substrate.mutated).
+    expect(await page.locator('#trace-substrate tr[data-phase="apply"]').textContent()).toContain("store_node");
+    expect(await page.locator('#trace-phases tr[data-phase="apply"] .substrate-calls').textContent()).toBe("1");
+    expect(await page.locator('#trace-phases tr[data-phase="fetch"] .substrate-calls').textContent()).toBe("0");
     await page.screenshot({ path: join(SHOTS, "trace.png") });
     await page.locator("#trace-search").fill("examples.hello");
     await page.locator("#trace-go").click();
