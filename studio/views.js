@@ -245,13 +245,13 @@ function expandable(text, id) {
 }
 
 export async function traceView(ctx, traceId) {
-  const { row, audit } = await ctx.api(`/api/traces/${encodeURIComponent(traceId)}`);
+  const { row, audit, journal } = await ctx.api(`/api/traces/${encodeURIComponent(traceId)}`);
   // What the phases asked of their substrates (memory, policy…), as the store's audit trail records it.
   const substrate = audit.filter((a) => a.event.event_type.startsWith("substrate."));
   const calls = (phaseId) => substrate.filter((a) => a.event.phase_id === phaseId).length;
   const head = row
     ? h("dl", { class: "kv" }, h("dt", {}, "loop"), h("dd", {}, h("a", { href: `#/loop/${encodeURIComponent(row.loop_id)}` }, row.loop_id)), h("dt", {}, "iteration"), h("dd", {}, `#${row.iteration} (workspace ${row.workspace_id})`), h("dt", {}, "status"), h("dd", { id: "trace-status" }, statusChip(row.status)), h("dt", {}, "duration"), h("dd", {}, ms(row.duration_ms)), h("dt", {}, "cause"), h("dd", {}, h("code", {}, JSON.stringify(row.cause ?? {}))))
-    : h("p", { class: "muted" }, "This iteration is no longer held in memory: what the store's audit trail keeps of it is below.");
+    : h("p", { class: "muted", id: "trace-from-store" }, `This iteration is no longer held in memory: ${journal ? "its phases' outputs are read back from the store's journal, and its audit events from the audit trail" : "what the store's audit trail keeps of it is below"}.`);
   ctx.main.replaceChildren(
     h("h1", {}, "Trace ", h("code", {}, traceId)),
     searchBox(""),
@@ -261,6 +261,9 @@ export async function traceView(ctx, traceId) {
       h("tr", {}, h("th", {}, "phase"), h("th", {}, "status"), h("th", {}, "attempt"), h("th", {}, "duration"), h("th", {}, "signature"), h("th", {}, "substrate calls"), h("th", {}, "input"), h("th", {}, "output")),
       row.phases.map((c, i) => h("tr", { "data-phase": c.phase_id }, h("td", {}, c.phase_id, c.routed_to ? ` → ${c.routed_to}` : ""), h("td", {}, statusChip(c.status), c.error ? h("div", { class: "error" }, `${c.error.code}: ${c.error.message}`) : null), h("td", {}, String(c.attempt)), h("td", {}, ms(c.duration_ms)), h("td", {}, h("code", { class: "signature" }, c.signature ?? "–")), h("td", { class: "substrate-calls" }, String(calls(c.phase_id))), h("td", {}, expandable(c.input, `input-${i}`)), h("td", {}, expandable(c.output, `output-${i}`)))),
     ) : null,
+    !row && journal ? [h("h2", {}, "Phases (from the store)"), h("table", { id: "trace-phases" },
+      h("tr", {}, h("th", {}, "phase"), h("th", {}, "status"), h("th", {}, "signature"), h("th", {}, "substrate calls"), h("th", {}, "input"), h("th", {}, "output")),
+      journal.phases.map((c, i) => h("tr", { "data-phase": c.phase_id }, h("td", {}, c.phase_id, c.next ? ` → ${c.next}` : ""), h("td", {}, statusChip(c.status)), h("td", {}, h("code", { class: "signature" }, c.signature)), h("td", { class: "substrate-calls" }, String(calls(c.phase_id))), h("td", {}, expandable(i === 0 ? journal.input : journal.phases[i - 1].output, `input-${i}`)), h("td", {}, expandable(c.output, `output-${i}`)))))] : null,
     h("h2", {}, `Substrate calls (${substrate.length})`),
     substrate.length
       ? h("table", { id: "trace-substrate" },
