@@ -64,7 +64,8 @@ let lastId;
 function dispatch(type, data) {
   // What this page missed is no longer held by the server: read the view's state again.
   if (type === "reset") return void route();
-  if (type === "host" && data?.type) setStatusBar(`${new Date().toLocaleTimeString()} · ${data.type} · ${data.loop_id ?? ""}${data.iteration !== undefined ? ` #${data.iteration}` : ""}${data.phase_id ? ` · ${data.phase_id}` : ""}`);
+  // On the agent pages the status bar is the agent's: loops' events do not take it over there.
+  if (type === "host" && data?.type && !location.hash.startsWith("#/agent")) setStatusBar(`${new Date().toLocaleTimeString()} · ${data.type} · ${data.loop_id ?? ""}${data.iteration !== undefined ? ` #${data.iteration}` : ""}${data.phase_id ? ` · ${data.phase_id}` : ""}`);
   if (type === "agent") setStatusBar(`${new Date().toLocaleTimeString()} · agent · ${data.text ?? data.type}`);
   if (type === "run") setStatusBar(`${new Date().toLocaleTimeString()} · run ${data.id.slice(0, 8)} ${data.status}`);
   for (const fn of [...listeners]) {
