@@ -6,7 +6,7 @@
  * starts the same) next to the near miss that is accepted; the listener's refusals on the new
  * routes; the managers' validation; the settings' masked key and connectivity test.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -157,6 +157,18 @@ describe("pulse studio's agent pages", () => {
     }
     expect((await call(studio.url, `/api/agent/threads/${id}/ask`, { body: { text: "six", files: Array(6).fill("notes.txt") } })).json.error.code).toBe("TOO_MANY_FILES");
     expect((await call(studio.url, `/api/agent/threads/${id}/ask`, { body: { text: "dir", files: ["sub"] } })).json.error.message).toMatch(/not a file/);
+    // 50 MB together at most (sparse files: the sizes are real, the disk is not used).
+    const sized = (name: string, bytes: number) => (truncateSync(join(dirs.root, name), bytes), name);
+    writeFileSync(join(dirs.root, "big-a.bin"), "");
+    writeFileSync(join(dirs.root, "big-b.bin"), "");
+    writeFileSync(join(dirs.root, "big-c.bin"), "");
+    const over = await call(studio.url, `/api/agent/threads/${id}/ask`, { body: { text: "big", files: [sized("big-a.bin", 30 * 1024 * 1024), sized("big-b.bin", 20 * 1024 * 1024 + 1)] } });
+    expect(over.status).toBe(413);
+    expect(over.json.error.message).toMatch(/at most 50 MB together/);
+    model.replies.push(plan([{ id: "s1", desc: "greet" }]), execute("greet", { who: "Di" }, "s1"));
+    const exactly = await call(studio.url, `/api/agent/threads/${id}/ask`, { body: { text: "Welcome Di", files: [sized("big-a.bin", 30 * 1024 * 1024), sized("big-c.bin", 20 * 1024 * 1024)] } });
+    expect(exactly.status, exactly.text).toBe(202);
+    await until(() => call(studio.url, `/api/agent/threads/${id}`).then((r) => r.json), (v) => v.running === null);
     const up = await call(studio.url, `/api/agent/threads/${id}/upload`, { body: { name: "../../brief.txt", data: Buffer.from("the brief").toString("base64") } });
     expect(up.status).toBe(201);
     expect(up.json.path).toContain(join(dirs.home, "saves", id, "uploads"));
