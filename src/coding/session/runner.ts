@@ -1,10 +1,13 @@
 /**
  * The session runner: runs a session's iterations on the PULSE runtime (one iteration of
  * `coding.pulse_session` per agent turn, the session's id as its workspace) until the agent
- * signals COMPLETE or BLOCKED, a limit stops it, or a person pauses or aborts it. It resumes
- * from the records: an iteration a dead runner left in flight is marked failed (interrupted),
- * with a recovery commit of whatever it left in the tree. Pause and abort requested by another
- * process arrive through the records, polled while an iteration runs.
+ * signals COMPLETE or BLOCKED, a limit stops it, or a person pauses or aborts it. An iteration a
+ * dead runner left in flight is resumed through the runtime's journal, under its number: the
+ * phases it committed are not run again (their journaled outputs feed the next), and a turn the
+ * crash cut short is dispatched again once what its agent left is stopped and kept in a recovery
+ * commit (docs/decisions.md). Without a journal (a runtime with no store) such an iteration is
+ * marked failed (interrupted) instead. Pause and abort requested by another process arrive
+ * through the records, polled while an iteration runs.
  */
 import { baselineOf, type CheckRunner } from "../gate.js";
 import type { AgentDriver } from "../../agents/contract.js";
@@ -45,7 +48,30 @@ export interface SessionRunnerOptions {
 
 export { SessionError };
 
+/** An iteration of a session the runtime's journal holds interrupted, and where it goes on. */
+export interface JournaledIteration {
+  number: number;
+  /** The phase it continues at (the one the crash cut short), or null when only its end is missing. */
+  phase: string | null;
+  /** The phases it committed before the crash, which are not run again. */
+  committed: string[];
+}
+
+/** What resuming found a dead runner left, and how the run goes on from it. */
+interface Recovered {
+  note?: string;
+  /** The interrupted iteration the journal resumes. */
+  journaled?: JournaledIteration;
+  /** The iteration number to run again from its start (it never reached its agent). */
+  rerun?: number;
+  /** The recovery commit of what the interrupted turn's agent left (null: it left nothing). */
+  commit?: string | null;
+}
+
 export class SessionRunner {
+  /** Handoffs to callers waiting for this process to take a session (claimed()), by session id. */
+  private readonly claims = new Map<string, { promise: Promise<boolean>; settle: (taken: boolean) => void }>();
+
   private constructor(
     private readonly o: SessionRunnerOptions,
     private readonly runs: SessionRuns,
@@ -64,6 +90,34 @@ export class SessionRunner {
   /** Whether this process runs the session now. */
   isRunning(id: string): boolean {
     return this.runs.has(id);
+  }
+
+  /**
+   * Resolves true once this process has taken the session (abortHere() then stops it), false
+   * when a run of it ended without taking it: a handoff, so a caller that launched a run waits
+   * for the exact moment it can act on it, never polls.
+   */
+  claimed(id: string): Promise<boolean> {
+    if (this.runs.has(id)) return Promise.resolve(true);
+    return this.claimOf(id).promise;
+  }
+
+  private claimOf(id: string): { promise: Promise<boolean>; settle: (taken: boolean) => void } {
+    let c = this.claims.get(id);
+    if (!c) {
+      let settle!: (taken: boolean) => void;
+      const promise = new Promise<boolean>((r) => (settle = r));
+      c = { promise, settle };
+      this.claims.set(id, c);
+    }
+    return c;
+  }
+
+  private settleClaim(id: string, taken: boolean): void {
+    const c = this.claims.get(id);
+    if (!c) return;
+    this.claims.delete(id);
+    c.settle(taken);
   }
 
   /** Stops a session this process runs at once (the agent's process group with it). */
@@ -108,8 +162,12 @@ export class SessionRunner {
     let s = await records.get(id);
     if (!s) throw new SessionError("NOT_FOUND", `no session ${id}`);
     id = s.id;
-    if (isFinished(s.status)) throw new SessionError("FINISHED", `session ${id} is ${s.status}: there is nothing to resume`);
+    if (isFinished(s.status)) {
+      this.settleClaim(id, false);
+      throw new SessionError("FINISHED", `session ${id} is ${s.status}: there is nothing to resume`);
+    }
     if (this.runs.has(id) || (s.status === "running" && s.runner_pid !== process.pid && processAlive(s.runner_pid))) {
+      if (!this.runs.has(id)) this.settleClaim(id, false);
       throw new SessionError("RUNNING", `session ${id} is already running (process ${s.runner_pid}); pause or abort it first`);
     }
     let lock: WorktreeLock;
@@ -118,6 +176,7 @@ export class SessionRunner {
       // The lock is the session's worktree (sessions in their own worktrees run side by side), or the checkout in place.
       lock = options.lock ?? (await lockWorktree(s.repo_path, workdirOf(s), `pulse session ${id}`));
     } catch (e) {
+      this.settleClaim(id, false);
       throw new SessionError("LOCKED", `${workdirOf(s)}: ${(e as Error).message}`);
     }
     // Every event goes to the records too, for whoever follows the session from elsewhere.
@@ -134,20 +193,24 @@ export class SessionRunner {
       if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
       const resumed = s.current_iteration > 0;
       let branch: string | null;
-      let recovered: string | undefined;
+      let found: Recovered;
       let opened: string | undefined;
       if (s.worktree_path) {
         // The user's checkout is never touched: the worktree (re)opens on the session's branch, and what a dead runner left there is kept.
         const how = await openWorkspace(s);
         if (how === "recreated") opened = `its worktree ${s.worktree_path} was recreated from branch ${s.branch_name}`;
-        recovered = await this.recoverInterrupted(s);
+        found = await this.recoverInterrupted(s);
         branch = s.branch_name;
       } else {
-        recovered = await this.recoverInterrupted(s);
+        found = await this.recoverInterrupted(s);
         branch = await useBranch(s.repo_path, s.branch_name);
       }
-      if (opened) recovered = recovered ? `${opened}; ${recovered}` : opened;
-      const resumedFrom = s;
+      const recovered = opened && found.note ? `${opened}; ${found.note}` : (opened ?? found.note);
+      const { journaled } = found;
+      // The iteration resumed (or run again from its start) is not counted as run yet.
+      const unfinished = journaled?.number ?? found.rerun;
+      if (found.rerun !== undefined) s = await records.update(id, { current_iteration: found.rerun - 1 });
+      const resumedFrom = unfinished === undefined ? s : { ...s, current_iteration: unfinished - 1 };
       const resumedAfter = resumed && (s.status === "blocked" || s.status === "failed" || s.status === "paused") ? (s.status_reason ?? s.status) : undefined;
       // A stale pause is dropped, but an abort asked for while this runner was starting (a detached
       // session aborted at once) is kept: the loop acts on it before the first turn.
@@ -167,17 +230,20 @@ export class SessionRunner {
         ),
         ledger: new CostLedger(),
         controller: new AbortController(),
-        priorTurns: previous.filter((i) => i.finished_at && i.status !== "rate_limited").map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "NONE", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
+        // The iteration the journal resumes is not a prior turn, though its record may be written: its learn phase remembers it.
+        priorTurns: previous.filter((i) => i.finished_at && i.status !== "rate_limited" && i.iteration_number !== journaled?.number).map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "NONE", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
         priorStored: false,
         ...(resumedAfter ? { resumedAfter } : {}),
+        ...(found.journaled?.phase === "dispatch_agent" ? { redispatch: { iteration: found.journaled.number, commit: found.commit ?? null, runnerPid: resumedFrom.runner_pid } } : {}),
         ...(this.o.processes ? { processes: this.o.processes } : {}),
         ...(this.o.checks ? { checks: this.o.checks } : {}),
         emit,
       };
       this.runs.set(id, run);
+      this.settleClaim(id, true);
       emit({ type: "session.started", session: s, resumed, ...(recovered ? { recovered } : {}) });
       await this.takeBaseline(run);
-      return await this.iterate(run);
+      return await this.iterate(run, journaled);
     } catch (e) {
       // Whatever stopped it, the records say so: a session is never left "running" with no runner.
       const now = await records.get(id).catch(() => undefined);
@@ -189,6 +255,7 @@ export class SessionRunner {
       await log.flush();
       clearTimeout(this.runs.get(id)?.interruptTimer);
       this.runs.delete(id);
+      this.settleClaim(id, false);
       lock.release();
     }
   }
@@ -205,18 +272,51 @@ export class SessionRunner {
     run.emit({ type: "verify.baseline", session_id: s.id, checks: baseline });
   }
 
-  /** An iteration a dead runner left in flight: failed (interrupted), its leftovers kept in a recovery commit. */
-  private async recoverInterrupted(s: SessionRecord): Promise<string | undefined> {
+  /**
+   * The iteration a dead runner left in flight. The journal holds it: it goes on from its phases
+   * (a turn the crash cut short is dispatched again, what its agent left kept in a recovery commit
+   * first). It never reached its agent (still pending): it runs again from its start under its
+   * number. Otherwise (no journal): failed (interrupted), its leftovers in a recovery commit.
+   */
+  private async recoverInterrupted(s: SessionRecord): Promise<Recovered> {
+    const journaled = await this.journaled(s);
+    if (journaled) {
+      const n = journaled.number;
+      if (journaled.phase === "dispatch_agent") {
+        const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${n}, interrupted; its turn is dispatched again`);
+        return { journaled, commit: sha, note: `iteration ${n} was interrupted during its agent's turn when its runner stopped${sha ? `; what the agent left is in recovery commit ${sha.slice(0, 8)}` : ""}; the turn is dispatched again as iteration ${n} (${journaled.committed.join(", ")} not run again)` };
+      }
+      return { journaled, note: `iteration ${n} was interrupted ${journaled.phase ? `at ${journaled.phase}` : "at its end"} when its runner stopped; it goes on there from the journal (${journaled.committed.join(", ")} not run again)` };
+    }
     const open = (await this.o.records.iterations(s.id)).filter((i) => i.status === "pending" || i.status === "dispatched" || i.status === "running");
-    if (open.length === 0) return undefined;
-    const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${open.at(-1)!.iteration_number}, interrupted`);
+    if (open.length === 0) return {};
+    const last = open.at(-1)!;
+    if (open.length === 1 && last.status === "pending" && last.iteration_number === s.current_iteration) {
+      return { rerun: last.iteration_number, note: `iteration ${last.iteration_number} was interrupted before its agent's turn when its runner stopped; it runs again from its start` };
+    }
+    const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${last.iteration_number}, interrupted`);
     for (const i of open) {
       await this.o.records.updateIteration(i.id, { status: "failed", error: `interrupted: the runner (process ${s.runner_pid ?? "?"}) stopped during this iteration`, finished_at: new Date().toISOString(), ...(sha ? { commit_hash: sha } : {}) });
     }
-    return `iteration ${open.at(-1)!.iteration_number} was interrupted when its runner stopped${sha ? `; what it left is in recovery commit ${sha.slice(0, 8)}` : ""}`;
+    return { note: `iteration ${last.iteration_number} was interrupted when its runner stopped${sha ? `; what it left is in recovery commit ${sha.slice(0, 8)}` : ""}` };
   }
 
-  private async iterate(run: SessionRun): Promise<SessionRecord> {
+  /** The session's iteration the runtime's journal holds interrupted (its current one), if any. */
+  private async journaled(s: SessionRecord): Promise<JournaledIteration | undefined> {
+    const store = this.o.runtime.store;
+    if (!store) return undefined;
+    const mine = (await store.interrupted(SESSION_LOOP_ID)).filter((i) => i.workspace_id === s.id);
+    for (const it of mine.reverse()) {
+      // The session's iteration number, as the iteration's input (and every phase's output) carries it.
+      if ((it.input as { iteration?: unknown } | null)?.iteration !== s.current_iteration || s.current_iteration < 1) continue;
+      const last = it.phases.at(-1);
+      const phase = last ? last.next : it.entry;
+      return { number: s.current_iteration, phase: phase && SESSION_PHASES.includes(phase as never) ? phase : null, committed: it.phases.map((p) => p.phase_id) };
+    }
+    return undefined;
+  }
+
+  private async iterate(run: SessionRun, journaled?: JournaledIteration): Promise<SessionRecord> {
     const { records } = this.o;
     const id = run.session.id;
     const poll = setInterval(() => {
@@ -229,21 +329,39 @@ export class SessionRunner {
     }, run.profile.recordBranch.controlPollMs);
     poll.unref();
     try {
+      let resuming = journaled;
       for (;;) {
         const s = (await records.get(id))!;
-        if (s.control === "abort" || run.controller.signal.aborted) return await this.finishAborted(run);
-        if (run.interrupted !== undefined) return await this.finishInterrupted(run);
-        if (s.control === "pause") return await this.finish(run, { status: "paused", control: null, status_reason: `paused after iteration ${s.current_iteration}` }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: resume with pulse session resume ${id}` });
-        const before = run.guard.beforeIteration();
-        if (before.action === "stop") return await this.stop(run, before);
-        const number = s.current_iteration + 1;
-        const result = await this.loop.runIteration({ workspace: id, input: { session_id: id, iteration: number } });
+        if (s.control === "abort" || run.controller.signal.aborted || run.interrupted !== undefined) {
+          // Stopped before the interrupted iteration went on: its record says so, it is not left in flight.
+          const aborted = s.control === "abort" || run.controller.signal.aborted;
+          if (resuming) await this.closeUnfinished(id, resuming.number, `${aborted ? "aborted" : run.interrupted} before this interrupted iteration was resumed`);
+          return await (aborted ? this.finishAborted(run) : this.finishInterrupted(run));
+        }
+        if (s.control === "pause" && !resuming) return await this.finish(run, { status: "paused", control: null, status_reason: `paused after iteration ${s.current_iteration}` }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: resume with pulse session resume ${id}` });
+        let number: number;
+        let result: Awaited<ReturnType<Loop["runIteration"]>> | undefined;
+        if (resuming) {
+          // The journal's iteration goes on at the phase the crash cut short, under its number and trace.
+          number = resuming.number;
+          resuming = undefined;
+          result = await this.loop.resumeFromJournal(id, () => undefined);
+          if (!result) {
+            // Another process resumed (or closed) it between the look and now: it is not run twice.
+            await this.closeUnfinished(id, number, "interrupted: the journal no longer held it when it was to be resumed");
+            continue;
+          }
+        } else {
+          const before = run.guard.beforeIteration();
+          if (before.action === "stop") return await this.stop(run, before);
+          number = s.current_iteration + 1;
+          result = await this.loop.runIteration({ workspace: id, input: { session_id: id, iteration: number } });
+        }
         // The route phase's decision, carried through learn: the iteration's own output says what comes next.
         const out = result.status === "completed" ? (result.output as Learned | undefined) : undefined;
         if (!out?.decision) {
           const why = result.error?.message ?? `the iteration ended ${result.status}`;
-          const open = (await records.iterations(id)).find((i) => i.iteration_number === number && !i.finished_at);
-          if (open) await records.updateIteration(open.id, { status: "failed", error: why, finished_at: new Date().toISOString() });
+          await this.closeUnfinished(id, number, why);
           if (run.controller.signal.aborted) return await this.finishAborted(run);
           return await this.stop(run, { reason: "failed", message: why });
         }
@@ -265,6 +383,12 @@ export class SessionRunner {
     } finally {
       clearInterval(poll);
     }
+  }
+
+  /** The iteration's record, if still in flight, ends failed with `why`. */
+  private async closeUnfinished(id: string, number: number, why: string): Promise<void> {
+    const open = (await this.o.records.iterations(id)).find((i) => i.iteration_number === number && !i.finished_at);
+    if (open) await this.o.records.updateIteration(open.id, { status: "failed", error: why, finished_at: new Date().toISOString() });
   }
 
   /**
