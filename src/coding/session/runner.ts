@@ -27,6 +27,8 @@ import { SessionEventLog } from "./event-log.js";
 import { SessionError } from "./session-error.js";
 import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
+import { Claims } from "./claims.js";
+import { recoverInterrupted, type JournaledIteration, type Recovered } from "./resume.js";
 
 export interface SessionRunnerOptions {
   runtime: Runtime;
@@ -48,29 +50,9 @@ export interface SessionRunnerOptions {
 
 export { SessionError };
 
-/** An iteration of a session the runtime's journal holds interrupted, and where it goes on. */
-export interface JournaledIteration {
-  number: number;
-  /** The phase it continues at (the one the crash cut short), or null when only its end is missing. */
-  phase: string | null;
-  /** The phases it committed before the crash, which are not run again. */
-  committed: string[];
-}
-
-/** What resuming found a dead runner left, and how the run goes on from it. */
-interface Recovered {
-  note?: string;
-  /** The interrupted iteration the journal resumes. */
-  journaled?: JournaledIteration;
-  /** The iteration number to run again from its start (it never reached its agent). */
-  rerun?: number;
-  /** The recovery commit of what the interrupted turn's agent left (null: it left nothing). */
-  commit?: string | null;
-}
-
 export class SessionRunner {
-  /** Handoffs to callers waiting for this process to take a session (claimed()), by session id. */
-  private readonly claims = new Map<string, { promise: Promise<boolean>; settle: (taken: boolean) => void }>();
+  /** Callers waiting for this process to take a session (claimed()). */
+  private readonly claims = new Claims();
 
   private constructor(
     private readonly o: SessionRunnerOptions,
@@ -98,26 +80,7 @@ export class SessionRunner {
    * for the exact moment it can act on it, never polls.
    */
   claimed(id: string): Promise<boolean> {
-    if (this.runs.has(id)) return Promise.resolve(true);
-    return this.claimOf(id).promise;
-  }
-
-  private claimOf(id: string): { promise: Promise<boolean>; settle: (taken: boolean) => void } {
-    let c = this.claims.get(id);
-    if (!c) {
-      let settle!: (taken: boolean) => void;
-      const promise = new Promise<boolean>((r) => (settle = r));
-      c = { promise, settle };
-      this.claims.set(id, c);
-    }
-    return c;
-  }
-
-  private settleClaim(id: string, taken: boolean): void {
-    const c = this.claims.get(id);
-    if (!c) return;
-    this.claims.delete(id);
-    c.settle(taken);
+    return this.runs.has(id) ? Promise.resolve(true) : this.claims.wait(id);
   }
 
   /** Stops a session this process runs at once (the agent's process group with it). */
@@ -163,11 +126,11 @@ export class SessionRunner {
     if (!s) throw new SessionError("NOT_FOUND", `no session ${id}`);
     id = s.id;
     if (isFinished(s.status)) {
-      this.settleClaim(id, false);
+      this.claims.settle(id, false);
       throw new SessionError("FINISHED", `session ${id} is ${s.status}: there is nothing to resume`);
     }
     if (this.runs.has(id) || (s.status === "running" && s.runner_pid !== process.pid && processAlive(s.runner_pid))) {
-      if (!this.runs.has(id)) this.settleClaim(id, false);
+      if (!this.runs.has(id)) this.claims.settle(id, false);
       throw new SessionError("RUNNING", `session ${id} is already running (process ${s.runner_pid}); pause or abort it first`);
     }
     let lock: WorktreeLock;
@@ -176,7 +139,7 @@ export class SessionRunner {
       // The lock is the session's worktree (sessions in their own worktrees run side by side), or the checkout in place.
       lock = options.lock ?? (await lockWorktree(s.repo_path, workdirOf(s), `pulse session ${id}`));
     } catch (e) {
-      this.settleClaim(id, false);
+      this.claims.settle(id, false);
       throw new SessionError("LOCKED", `${workdirOf(s)}: ${(e as Error).message}`);
     }
     // Every event goes to the records too, for whoever follows the session from elsewhere.
@@ -199,10 +162,10 @@ export class SessionRunner {
         // The user's checkout is never touched: the worktree (re)opens on the session's branch, and what a dead runner left there is kept.
         const how = await openWorkspace(s);
         if (how === "recreated") opened = `its worktree ${s.worktree_path} was recreated from branch ${s.branch_name}`;
-        found = await this.recoverInterrupted(s);
+        found = await recoverInterrupted(s, this.o.records, this.o.runtime.store);
         branch = s.branch_name;
       } else {
-        found = await this.recoverInterrupted(s);
+        found = await recoverInterrupted(s, this.o.records, this.o.runtime.store);
         branch = await useBranch(s.repo_path, s.branch_name);
       }
       const recovered = opened && found.note ? `${opened}; ${found.note}` : (opened ?? found.note);
@@ -240,7 +203,7 @@ export class SessionRunner {
         emit,
       };
       this.runs.set(id, run);
-      this.settleClaim(id, true);
+      this.claims.settle(id, true);
       emit({ type: "session.started", session: s, resumed, ...(recovered ? { recovered } : {}) });
       await this.takeBaseline(run);
       return await this.iterate(run, journaled);
@@ -255,7 +218,7 @@ export class SessionRunner {
       await log.flush();
       clearTimeout(this.runs.get(id)?.interruptTimer);
       this.runs.delete(id);
-      this.settleClaim(id, false);
+      this.claims.settle(id, false);
       lock.release();
     }
   }
@@ -270,50 +233,6 @@ export class SessionRunner {
     const baseline = runs.map(baselineOf);
     run.session = await this.o.records.update(s.id, { verify: { ...s.verify, baseline } });
     run.emit({ type: "verify.baseline", session_id: s.id, checks: baseline });
-  }
-
-  /**
-   * The iteration a dead runner left in flight. The journal holds it: it goes on from its phases
-   * (a turn the crash cut short is dispatched again, what its agent left kept in a recovery commit
-   * first). It never reached its agent (still pending): it runs again from its start under its
-   * number. Otherwise (no journal): failed (interrupted), its leftovers in a recovery commit.
-   */
-  private async recoverInterrupted(s: SessionRecord): Promise<Recovered> {
-    const journaled = await this.journaled(s);
-    if (journaled) {
-      const n = journaled.number;
-      if (journaled.phase === "dispatch_agent") {
-        const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${n}, interrupted; its turn is dispatched again`);
-        return { journaled, commit: sha, note: `iteration ${n} was interrupted during its agent's turn when its runner stopped${sha ? `; what the agent left is in recovery commit ${sha.slice(0, 8)}` : ""}; the turn is dispatched again as iteration ${n} (${journaled.committed.join(", ")} not run again)` };
-      }
-      return { journaled, note: `iteration ${n} was interrupted ${journaled.phase ? `at ${journaled.phase}` : "at its end"} when its runner stopped; it goes on there from the journal (${journaled.committed.join(", ")} not run again)` };
-    }
-    const open = (await this.o.records.iterations(s.id)).filter((i) => i.status === "pending" || i.status === "dispatched" || i.status === "running");
-    if (open.length === 0) return {};
-    const last = open.at(-1)!;
-    if (open.length === 1 && last.status === "pending" && last.iteration_number === s.current_iteration) {
-      return { rerun: last.iteration_number, note: `iteration ${last.iteration_number} was interrupted before its agent's turn when its runner stopped; it runs again from its start` };
-    }
-    const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${last.iteration_number}, interrupted`);
-    for (const i of open) {
-      await this.o.records.updateIteration(i.id, { status: "failed", error: `interrupted: the runner (process ${s.runner_pid ?? "?"}) stopped during this iteration`, finished_at: new Date().toISOString(), ...(sha ? { commit_hash: sha } : {}) });
-    }
-    return { note: `iteration ${last.iteration_number} was interrupted when its runner stopped${sha ? `; what it left is in recovery commit ${sha.slice(0, 8)}` : ""}` };
-  }
-
-  /** The session's iteration the runtime's journal holds interrupted (its current one), if any. */
-  private async journaled(s: SessionRecord): Promise<JournaledIteration | undefined> {
-    const store = this.o.runtime.store;
-    if (!store) return undefined;
-    const mine = (await store.interrupted(SESSION_LOOP_ID)).filter((i) => i.workspace_id === s.id);
-    for (const it of mine.reverse()) {
-      // The session's iteration number, as the iteration's input (and every phase's output) carries it.
-      if ((it.input as { iteration?: unknown } | null)?.iteration !== s.current_iteration || s.current_iteration < 1) continue;
-      const last = it.phases.at(-1);
-      const phase = last ? last.next : it.entry;
-      return { number: s.current_iteration, phase: phase && SESSION_PHASES.includes(phase as never) ? phase : null, committed: it.phases.map((p) => p.phase_id) };
-    }
-    return undefined;
   }
 
   private async iterate(run: SessionRun, journaled?: JournaledIteration): Promise<SessionRecord> {
