@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { ScriptedDriver } from "../../adapters/agents/scripted/scripted-driver.js";
+import type { ScriptStep } from "../../adapters/agents/scripted/script.js";
 import { createRuntime, openStore, storeAuditRegistry } from "../../src/embedded.js";
 import { loadSessionProfile } from "../../src/coding/session/profile.js";
 import { SessionRunner } from "../../src/coding/session/runner.js";
@@ -24,7 +25,7 @@ const repo = tempRepos();
 const dirs: string[] = [];
 afterAll(() => dirs.splice(0).forEach(removeDir));
 
-const steps = [
+const steps: ScriptStep[] = [
   { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", usage: { inputTokens: 100, outputTokens: 10 }, text: "<signal>CONTINUE</signal>" },
   { match: { iteration: 2 }, files: { "b.js": "2\n" }, commit: "b", usage: { inputTokens: 200, outputTokens: 20 }, text: "<signal>CONTINUE</signal>" },
   { match: { iteration: 3 }, files: { "c.js": "3\n" }, commit: "c", usage: { inputTokens: 300, outputTokens: 30 }, text: "<signal>CONTINUE</signal>" },

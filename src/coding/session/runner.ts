@@ -29,6 +29,9 @@ import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
 import { Claims } from "./claims.js";
 import { recoverInterrupted, type JournaledIteration, type Recovered } from "./resume.js";
+import { guardBudgets, guardRestored, turnTime } from "./guard-state.js";
+
+export { guardRestored, turnTime };
 
 export interface SessionRunnerOptions {
   runtime: Runtime;
@@ -186,7 +189,7 @@ export class SessionRunner {
         driver,
         profile: this.o.profile,
         guard: new LoopGuard(
-          { ...this.o.profile.limits, maxIterations: s.max_iterations, ...budgetsOf(s) },
+          { ...this.o.profile.limits, maxIterations: s.max_iterations, ...guardBudgets(s) },
           Date.now,
           // Spend counts across resumes: what the session's earlier runs used, from its records.
           { ...guardRestored(resumedFrom), tokens: s.total_tokens_used, costUsd: s.total_cost_usd, elapsedMs: turnTime(previous) },
@@ -390,30 +393,7 @@ export class SessionRunner {
   }
 }
 
-/**
- * The guard's state a resumed session starts from: the iterations it ran count against its
- * limit, and a session the breaker stopped (no progress, the same error) is resumed half-open:
- * the person's resume stands for the cool-down, but one more iteration without progress stops it
- * again at once (docs/decisions.md).
- */
-export function guardRestored(s: Pick<SessionRecord, "current_iteration" | "stop_reason" | "status_reason" | "status">): { iterations: number; breaker?: "HALF_OPEN"; openReason?: string } {
-  const tripped = (s.status === "failed" || s.status === "paused") && (s.stop_reason === "no_progress" || s.stop_reason === "circuit_open");
-  return { iterations: s.current_iteration, ...(tripped ? { breaker: "HALF_OPEN" as const, ...(s.status_reason ? { openReason: s.status_reason } : {}) } : {}) };
-}
-
 const CAP_FLAGS = { cost: "--max-cost USD", tokens: "--max-tokens N", wall: "--max-wall DURATION" } as const;
-
-/** The session's own budgets; those it leaves out stay the profile's. */
-function budgetsOf(s: SessionRecord): { maxCostUsd?: number; maxTokens?: number; maxWallMs?: number } {
-  return { ...(s.max_cost_usd !== null ? { maxCostUsd: s.max_cost_usd } : {}), ...(s.max_tokens !== null ? { maxTokens: s.max_tokens } : {}), ...(s.max_wall_ms !== null ? { maxWallMs: s.max_wall_ms } : {}) };
-}
-
-/** The time the session's turns took in earlier runs: what its wall-time cap is counted from on a resume. */
-export function turnTime(iterations: { started_at: string; finished_at: string | null }[]): number {
-  let ms = 0;
-  for (const i of iterations) if (i.finished_at) ms += Math.max(0, Date.parse(i.finished_at) - Date.parse(i.started_at));
-  return ms;
-}
 
 /** A wait as people say it: 45 s, 12 min, 1 h 55 min. */
 function span(ms: number): string {
