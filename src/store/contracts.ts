@@ -194,6 +194,12 @@ export interface Store {
    * nothing of it is there: what a unit whose commit was in doubt (StoreError.inDoubt) left.
    */
   iteration?(loopId: string, workspaceId: string, traceId: string): Promise<{ status: string } | undefined>;
+  /**
+   * What the journal keeps of one iteration by trace id: its input and its committed phases
+   * (outputs included), or undefined when it holds none. Read by the studio's trace view for
+   * iterations no longer held in memory; stores that cannot answer omit it.
+   */
+  journal?(loopId: string, workspaceId: string, traceId: string): Promise<{ input: unknown; phases: PhaseCommit[] } | undefined>;
   /** Signals written to the outbox and not yet settled, oldest first. */
   pending(limit: number): Promise<PendingSignal[]>;
   /** A signal of the outbox was acknowledged (or refused for good): it is not sent again. */
@@ -226,3 +232,12 @@ export class StoreError extends Error {
 
 /** Where `pulse run` keeps its state unless --store says otherwise (relative to the working directory). */
 export const DEFAULT_STORE = "sqlite:.pulse/pulse.db";
+
+/**
+ * A `--store` spec in its one spelling: a plain file path (as `pulse session --store` has always
+ * taken) becomes `sqlite:PATH` (`memory` alone stays the memory store); anything with a scheme, known or a typo, is left for the parser to
+ * accept or refuse, so `sqllite:x` never quietly becomes a new file.
+ */
+export function spellStoreSpec(spec: string): string {
+  return spec.trim() !== "" && spec !== "memory" && !/^[A-Za-z][A-Za-z0-9+.-]+:/.test(spec) ? `sqlite:${spec}` : spec;
+}
