@@ -41,7 +41,9 @@ export async function steerInto(log: SteerLog, id: string, workdir: string, text
     await log.appendEvents(id, [{ at: new Date().toISOString(), type: "guidance.steered", data: { type: "guidance.steered", ...extra, event_id: null, deferred: true, text, file: ".pulse/guidance.md" } }]);
     return { event: null, file, deferred: true };
   }
-  const gate = await GuidanceGate.open(workdir);
+  // The loop's own gate keeps `.pulse/` out of its commits (a session through the exclude file, a
+  // workflow as an artifact): a steer touches no git configuration.
+  const gate = await GuidanceGate.open(workdir, undefined, { gitExclude: false });
   const event = await gate.steer(text);
   await log.appendEvents(id, [{ at: new Date().toISOString(), type: "guidance.steered", data: { type: "guidance.steered", ...extra, event_id: event.id, text, file: event.path, sha256: event.sha256 } }]);
   return { event, file: gate.sidecar.paths.file("guidance.md"), deferred: false };

@@ -119,8 +119,8 @@ export function judgeTurn(f: TurnFacts): TurnVerdict {
 /**
  * A turn the guidance gate held (the guidance changed): it replans, nothing else, so a pulse_done
  * in it is not judged. Acknowledged, the pulse goes on under the new plan with its feedback as it
- * was; not, the next turn is held again, and after more than maxNudges such turns the workflow
- * halts for a person (who can acknowledge with `pulse guidance ack`, then resume).
+ * was; not, it counts as a nudge (a turn without progress) and the next turn is held again; past
+ * maxNudges the workflow halts for a person (who can acknowledge with `pulse guidance ack`, then resume).
  */
 export function judgeReplan(f: { status: AgentResult["status"]; error?: string; aborted: boolean; accepted: boolean; reason: string; rejections: number; nudges: number; feedback: string | null; limits: { maxNudges: number } }): TurnVerdict {
   const base = { rejections: f.rejections, nudges: f.nudges, extensions: 0, feedback: f.feedback, reason: null, summary: null, unresolvedIssues: [] as UnresolvedIssue[] };
@@ -128,6 +128,6 @@ export function judgeReplan(f: { status: AgentResult["status"]; error?: string; 
   if (f.accepted) return { ...base, decision: "replan", reason: "replanned under the changed guidance" };
   if (f.status !== "ok") return { ...base, decision: "fail", reason: `the agent's replan turn ended ${f.status}${f.error ? `: ${f.error}` : ""}` };
   const nudges = f.nudges + 1;
-  if (nudges > f.limits.maxNudges) return { ...base, nudges, decision: "halt", reason: `the guidance changed and the agent did not acknowledge it in ${nudges} turns (${f.reason}): acknowledge with pulse guidance ack, then resume` };
+  if (nudges > f.limits.maxNudges) return { ...base, nudges, decision: "halt", reason: `the guidance changed and the agent has not acknowledged it (${f.reason}) after ${nudges} turns without progress (limits.maxNudges ${f.limits.maxNudges}): acknowledge with pulse guidance ack, then resume` };
   return { ...base, nudges, decision: "replan", reason: f.reason };
 }

@@ -11,7 +11,9 @@ import { randomUUID } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
 import type { AgentResult, ToolCall } from "../../agents/contract.js";
 import { recordProcesses } from "../agent-processes.js";
+import { git } from "../git.js";
 import { PULSE_ACK_REPLAN_TOOL, pulseDoneTool, REQUEST_EXTENSION_TOOL } from "../completion-tools.js";
+import { applyDeferredSteers } from "../guidance/deferred.js";
 import { GUIDANCE_DIR } from "../guidance/files.js";
 import { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "../guidance/gate.js";
 import { baselineOf, compareToBaseline, excuseKnown, type CheckBaseline, type CheckRun, type GateVerdict } from "../gate.js";
@@ -26,6 +28,11 @@ import type { WorkflowRun, WorkflowRuns } from "./run-state.js";
 
 /** The guidance sidecar's directory, as the workflow lists its artifacts (what `git ls-files --directory` names). */
 const GUIDANCE_ARTIFACT = `${GUIDANCE_DIR}/`;
+
+/** Whether git ignores `path` already (a .gitignore of the project): then it needs no exclusion, and git refuses a pathspec naming it. */
+async function ignored(cwd: string, path: string): Promise<boolean> {
+  return (await git(cwd, ["check-ignore", "-q", path], { allowFail: true })).code === 0;
+}
 
 export const WORKFLOW_PHASES = ["preflight", "select_pulse", "prepare_worktree", "run_pulse", "validate_completion", "checkpoint", "record_outcome"] as const;
 
@@ -147,8 +154,12 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       const escape = p.rejections >= run.profile.limits.maxRejections;
       // The gate, before the turn: a pending guidance change holds the pulse, and this turn replans.
       // Its files are one of the workflow's artifacts: never committed, the user's repository's exclude file untouched.
-      run.guidance ??= await GuidanceGate.open(w.worktree_path, undefined, { gitExclude: false });
-      if (!w.artifacts.includes(GUIDANCE_ARTIFACT)) run.workflow = await run.records.update(w.id, { artifacts: [...w.artifacts, GUIDANCE_ARTIFACT] });
+      if (!run.guidance) {
+        run.guidance = await GuidanceGate.open(w.worktree_path, undefined, { gitExclude: false });
+        // Steers given while the workflow had no worktree go in now.
+        await applyDeferredSteers(run.records, w.id, run.guidance, { workflow_id: w.id });
+      }
+      if (!w.artifacts.includes(GUIDANCE_ARTIFACT) && !(await ignored(w.worktree_path, GUIDANCE_ARTIFACT))) run.workflow = await run.records.update(w.id, { artifacts: [...w.artifacts, GUIDANCE_ARTIFACT] });
       const replan = (await run.guidance.held()) ?? undefined;
       if (replan) {
         await phaseAuditSink(ctx)("guidance.held", { event_id: replan.event_id, files: replan.files, pulse: p.number, turn });
