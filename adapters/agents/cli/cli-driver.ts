@@ -103,6 +103,7 @@ export class CliDriver implements AgentDriver {
 
     const parentEnv = o.parentEnv ?? process.env;
     const runDir = mkdtempSync(join(tmpdir(), `pulse-agent-${preset.name}-`));
+    let hookDir: string | undefined;
     try {
       const privateHome = o.homeDir ?? (o.endpoint || o.isolateHome ? this.home() : undefined);
       if (privateHome) for (const d of ["", ".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(privateHome, d), { recursive: true });
@@ -168,7 +169,9 @@ export class CliDriver implements AgentDriver {
       let hookArgs: string[] = [];
       if (o.guidanceHook && preset.hooks) {
         const hook = o.guidanceHook;
-        const installed = installHooks(preset.hooks.format, runDir, (event) => [hook.command, ...hook.args, event, "-C", request.cwd].map(shellQuote).join(" "), privateHome ?? parentEnv.HOME ?? homedir());
+        const installed = installHooks(preset.hooks.format, runDir, (event) => [hook.command, ...hook.args, event, "-C", request.cwd].map(shellQuote).join(" "), privateHome ?? parentEnv.HOME ?? homedir(), parentEnv);
+        hookDir = installed.cleanup;
+        if (installed.warning) warnings.push(installed.warning);
         Object.assign(values, installed.values);
         hookArgs = fillAll(preset.hooks.args, values) ?? [];
         for (const [name, template] of Object.entries(preset.hooks.env ?? {})) {
@@ -228,6 +231,7 @@ export class CliDriver implements AgentDriver {
       return this.toResult(outcome, state, stderrLines, warnings, started);
     } finally {
       rmSync(runDir, { recursive: true, force: true });
+      if (hookDir) rmSync(hookDir, { recursive: true, force: true });
     }
   }
 
