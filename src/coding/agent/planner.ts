@@ -31,9 +31,11 @@ export interface PlanCall {
   maxTokens?: number;
   iteration: number;
   signal?: AbortSignal;
+  /** The guidance changed: what changed (quoted as data) and the plan it invalidates. */
+  replan?: { changed: string[]; previous: Plan | null };
 }
 
-export function planPrompt(c: Pick<PlanCall, "request" | "files" | "guides" | "knowledge" | "actions">): string {
+export function planPrompt(c: Pick<PlanCall, "request" | "files" | "guides" | "knowledge" | "actions" | "replan">): string {
   const guides = c.guides.map((g) => `- ${g.name}: ${g.description}\n${g.plan.map((s, i) => `  ${i + 1}. ${s}`).join("\n")}`).join("\n");
   const knowledge = c.knowledge.map((k) => `- ${k.name}: ${k.description}\n  ${k.content}`).join("\n");
   return [
@@ -43,10 +45,22 @@ export function planPrompt(c: Pick<PlanCall, "request" | "files" | "guides" | "k
     guides ? `Guides that may fit:\n${guides}` : "",
     knowledge ? `Knowledge:\n${knowledge}` : "",
     `Actions available:\n${c.actions.map((a) => `- ${a.name}: ${a.description}`).join("\n") || "(none)"}`,
-    "Write a short plan: the steps in order, each one thing an action can do.",
+    ...(c.replan
+      ? [
+          "The guidance for this request changed while the previous plan ran: plan again under it.",
+          ...c.replan.changed,
+          c.replan.previous ? `The previous plan (its done steps are done; do not repeat them):\n${c.replan.previous.steps.map((x) => `- [${x.status}] ${x.desc}`).join("\n")}` : "",
+          "Write a short plan of what is left to do under the new guidance: the steps in order, each one thing an action can do.",
+        ]
+      : ["Write a short plan: the steps in order, each one thing an action can do."]),
   ]
     .filter(Boolean)
     .join("\n\n");
+}
+
+/** The plan as `.pulse/plan.md` holds it: what the guidance sidecar hashes when the replan is acknowledged. */
+export function planMarkdown(plan: Plan): string {
+  return `# Plan\n\n${plan.task}\n\n${plan.steps.map((s, i) => `${i + 1}. [${s.status}] ${s.desc}`).join("\n")}\n`;
 }
 
 export function planFrom(task: string, steps: { id?: string; desc: string; deps?: string[] }[], now: Date): Plan {

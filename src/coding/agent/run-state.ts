@@ -4,6 +4,7 @@
  * state (the plan, what happened so far) travels in the phases' outputs, never here.
  */
 import type { AgentProcesses } from "../agent-processes.js";
+import type { GuidanceGate, HeldReplan } from "../guidance/gate.js";
 import type { ActionExecutor } from "./actions/executor.js";
 import type { AgentConfig } from "./config.js";
 import type { FeedbackStore } from "./feedback.js";
@@ -56,6 +57,8 @@ export interface AgentRun {
   /** Wall-clock deadline (ms since the epoch). */
   deadline: number;
   controller: AbortController;
+  /** The guidance gate of the workdir's `.pulse/`, once there is one (checked before each plan step). */
+  guidance?: GuidanceGate;
   emit(type: EnvelopeType, payload: Record<string, unknown>): Envelope;
   sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
@@ -77,6 +80,10 @@ export interface Screened extends IterationState {
   guides: { id: string; score: number; ranks: Ranks; entry: GuideEntry }[];
   knowledge: { id: string; score: number; ranks: Ranks; entry: KnowledgeEntry }[];
   candidates: Candidate[];
+  /** The guidance changed (the gate held this step): plan again, told what changed. */
+  held?: HeldReplan;
+  /** The plan the change invalidated. */
+  invalidated?: Plan | null;
 }
 
 /** plan → decide. */
