@@ -108,6 +108,8 @@ export function progressPrinter(write: (s: string) => void): (e: Envelope) => vo
     if (e.type === "action_result") last = e.payload;
     if (e.type === "plan_built") {
       const plan = e.payload.plan as Plan;
+      const online = e.payload.online as { results: number; cached: boolean; error?: string; endpoint: string } | undefined;
+      if (online) write(online.error ? `online knowledge: none (${online.error})\n` : `online knowledge: ${online.results} result(s) from ${online.endpoint}${online.cached ? " (cached)" : ""}\n`);
       write(`plan: ${plan.steps.map((s) => `${s.id} ${s.desc}`).join(" → ")}\n`);
     }
     if (e.type !== "progress_evaluated") return;
@@ -135,13 +137,14 @@ export function addAgentCommands(agent: Command, io: CliIO): void {
     .requiredOption("--request <text>", "what to do")
     .option("--auto", "auto mode: confirm only actions with a require_for_tags tag")
     .option("--files <files...>", "files given with the request (the actions' agent handle may read them)")
+    .option("--online", "also search online knowledge (only when config.json has knowledge.online true and a knowledge.baseUrl)")
     .option("--json", "print the run's outcome as JSON")
-    .action(async (o: CommonOpts & { request: string; auto?: boolean; files?: string[]; json?: boolean }, cmd: Command) =>
+    .action(async (o: CommonOpts & { request: string; auto?: boolean; files?: string[]; online?: boolean; json?: boolean }, cmd: Command) =>
       guarded(cmd, () =>
         withAgent(o, io, async (a) => {
           const print = progressPrinter((s) => io.stdout(s));
           const hooks = o.auto ? {} : terminalHooks();
-          const handle = await a.ask(o.request, o.files ?? [], { executionMode: o.auto ? "auto" : "interactive", ...hooks, onEvent: o.json ? undefined : print } as AskOptions);
+          const handle = await a.ask(o.request, o.files ?? [], { executionMode: o.auto ? "auto" : "interactive", ...(o.online ? { online: true } : {}), ...hooks, onEvent: o.json ? undefined : print } as AskOptions);
           const stop = () => a.abort(handle.runId);
           process.once("SIGINT", stop);
           process.once("SIGTERM", stop);
@@ -159,11 +162,12 @@ export function addAgentCommands(agent: Command, io: CliIO): void {
   addCommon(agent.command("plan").description("Build a plan for a request (no action runs)."))
     .requiredOption("--request <text>", "what to plan")
     .option("--files <files...>", "files given with the request")
+    .option("--online", "also search online knowledge (only when config.json has knowledge.online true)")
     .option("--out <file>", "write the plan there instead of standard output")
-    .action(async (o: CommonOpts & { request: string; files?: string[]; out?: string }, cmd: Command) =>
+    .action(async (o: CommonOpts & { request: string; files?: string[]; online?: boolean; out?: string }, cmd: Command) =>
       guarded(cmd, () =>
         withAgent(o, io, async (a) => {
-          const text = `${JSON.stringify(await a.plan(o.request, o.files ?? []), null, 2)}\n`;
+          const text = `${JSON.stringify(await a.plan(o.request, o.files ?? [], { online: !!o.online }), null, 2)}\n`;
           if (o.out) writeFileSync(o.out, text);
           else io.stdout(text);
           return EXIT.ok;

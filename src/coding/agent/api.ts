@@ -12,6 +12,7 @@ import { ChatLlm, apiKeyOf, baseUrlOf } from "../../../adapters/agents/llm/chat-
 import { DriverLlm } from "../../../adapters/agents/llm/driver-llm.js";
 import { HttpEmbedder } from "../../../adapters/agents/llm/embeddings-client.js";
 import { runActionProcess } from "../../../adapters/agents/actions/run-action.js";
+import { HttpOnlineSearch } from "../../../adapters/agents/knowledge/http-search.js";
 import { MemoryAgentFeedback } from "../../../adapters/memory/agent-feedback.js";
 import { MemoryAgentProcesses } from "../../../adapters/memory/agent-processes.js";
 import { SqliteAgentFeedback } from "../../../adapters/sqlite/agent-feedback.js";
@@ -32,12 +33,13 @@ import { buildPlan } from "./planner.js";
 import { readReport, ReportError } from "./report.js";
 import { loadGuides, loadKnowledge } from "./retrieval/corpus.js";
 import { EmbeddingCache } from "./retrieval/embedding-cache.js";
+import { OnlineKnowledge, onlineRefusal, type OnlineSearch } from "./retrieval/online.js";
 import { screen } from "./retrieval/screen.js";
 import { AGENT_LOOP_ID } from "./handlers.js";
 import { AGENT_MANIFEST, AgentRunner, type RunOutcome } from "./runner.js";
 import type { AgentHooks, ExecutionMode } from "./run-state.js";
 import { summarize, type RunSummary } from "./summary.js";
-import type { ActionResult, Decision, Plan } from "./types.js";
+import type { ActionResult, Decision, KnowledgeEntry, Plan } from "./types.js";
 
 export interface AgentOptions {
   /** The agent's home (default $PULSE_AGENT_HOME, else ~/.pulse/agent). */
@@ -60,12 +62,16 @@ export interface AgentOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** A runtime of one's own to host the loop in (its substrates, its audit); else an embedded one. */
   runtime?: Runtime;
+  /** An online search of one's own (else the HTTP endpoint knowledge.baseUrl names); used only on opt-in. */
+  onlineSearch?: OnlineSearch;
   /** Hears what the agent did on its own: action processes a killed run left, stopped at start. */
   onNote?: (message: string) => void;
 }
 
 export interface AskOptions extends AgentHooks {
   executionMode?: ExecutionMode;
+  /** Online knowledge for this run (`--online`): refused unless config.json has knowledge.online true. */
+  online?: boolean;
   runId?: string;
 }
 
@@ -83,7 +89,9 @@ export interface Agent {
   ask(text: string, files?: string[], opts?: AskOptions): Promise<RunHandle>;
   getReport(runId: string): Promise<RunSummary>;
   submitFeedback(actionRunId: string, feedback: unknown): Promise<FeedbackStored>;
-  plan(request: string, files?: string[]): Promise<Plan>;
+  plan(request: string, files?: string[], opts?: { online?: boolean }): Promise<Plan>;
+  /** Seed 002's searchOnline: refused unless config.json has knowledge.online true. */
+  searchOnline(query: string, k?: number): Promise<KnowledgeEntry[]>;
   decide(plan: Plan): Promise<Decision>;
   action(name: string, args: unknown): Promise<ActionResult>;
   abort(runId: string): boolean;
@@ -137,6 +145,14 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   const rerankEntry = config.screening.rerankerAlias ? config.llm.find((e) => e.alias === config.screening.rerankerAlias) : undefined;
   const reranker = o.reranker ?? (rerankEntry ? new ChatLlm(rerankEntry, env) : undefined);
   const executor = o.executor ?? runActionProcess;
+  const online = config.knowledge.online ? new OnlineKnowledge(o.onlineSearch ?? new HttpOnlineSearch(config.knowledge, env), config.knowledge, paths.cache) : undefined;
+  /** The online knowledge a run may use: none unless asked for, refused when asked for and off. */
+  const onlineFor = (asked: boolean | undefined): OnlineKnowledge | undefined => {
+    if (!asked) return undefined;
+    const refused = onlineRefusal(config.knowledge, true, paths.config);
+    if (refused || !online) throw new AgentError(refused ?? "--online: online knowledge is off");
+    return online;
+  };
   let feedback: FeedbackStore;
   let processes: AgentProcesses;
   if (o.store === "memory:") {
@@ -164,6 +180,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     config,
     async ask(text, files = [], opts = {}) {
       if (!text.trim()) throw new AgentError("--request: the request is empty");
+      const runOnline = onlineFor(opts.online);
       const { planner, decider } = models();
       const runId = opts.runId ?? randomUUID();
       const finished = runner.run({
@@ -180,6 +197,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
         ...(reranker ? { reranker } : {}),
         guides: loadGuides([paths.guides]),
         knowledge: loadKnowledge([paths.knowledge]),
+        ...(runOnline ? { online: runOnline } : {}),
         actions: actions(),
         executor,
         feedback,
@@ -198,10 +216,17 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       const known = await feedback.get(actionRunId);
       return feedback.add(f, known ? { action: known.action, runId: known.runId } : { action: "?", runId: "?" });
     },
-    async plan(request, files = []) {
+    async plan(request, files = [], opts = {}) {
+      const fromOnline = onlineFor(opts.online);
       const guides = await screen(loadGuides([paths.guides]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
-      const knowledge = await screen(loadKnowledge([paths.knowledge]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
+      const extra = fromOnline ? (await fromOnline.docsFor(request)).docs : [];
+      const knowledge = await screen([...loadKnowledge([paths.knowledge]), ...extra], request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
       return (await buildPlan(models().planner, { request, files: filesOf(files), guides: guides.map((g) => g.entry), knowledge: knowledge.map((k) => k.entry), actions: actions().map((a) => ({ name: a.name, description: a.description })), iteration: 1 })).plan;
+    },
+    async searchOnline(query, k) {
+      const refused = onlineRefusal(config.knowledge, true, paths.config);
+      if (refused || !online) throw new AgentError(refused ?? "online knowledge is off");
+      return (await online.searchOnline(query, k ?? config.knowledge.maxResults)).entries;
     },
     async decide(plan) {
       const candidates = actions().map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, screen: 1 / (i + 1), feedback: 0, score: 1 / (i + 1) }));

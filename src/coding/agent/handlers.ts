@@ -75,7 +75,9 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       return rerank(run.reranker, run.request, hits, (id) => text.get(id) ?? "", { iteration: ctx.iteration, signal: run.controller.signal });
     };
     const guides = s.plan ? [] : await reranked(run.guides);
-    const knowledge = s.plan ? [] : await reranked(run.knowledge);
+    // Online results (opted in) join the home's knowledge and are screened with it by the same strategy.
+    const online = !s.plan && run.online ? await run.online.docsFor(run.request, run.controller.signal) : undefined;
+    const knowledge = s.plan ? [] : await reranked(online ? [...run.knowledge, ...online.docs] : run.knowledge);
     const open = s.plan?.steps.find((x) => x.status !== "done" && x.status !== "blocked");
     const query = open ? `${open.desc} ${run.request}` : run.request;
     const docs = run.actions.map((a) => ({ id: a.name, text: `${a.name.replace(/[-_]/g, " ")}\n${a.description}\n${a.arguments.map((x) => `${x.name} ${x.description ?? ""}`).join("\n")}`, entry: a }));
@@ -87,7 +89,7 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       .map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, ...rescore(i + 1, stats.get(a.name)), ...(stats.has(a.name) ? { recent: stats.get(a.name)! } : {}) }))
       .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
       .slice(0, Math.max(k, 1));
-    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), candidates };
+    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), candidates, ...(online ? { online: online.outcome } : {}) };
   };
 
   const plan: PhaseHandler<Screened, Planned> = async (ctx) => {
@@ -107,7 +109,7 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       ...(role?.think ? { think: true } : {}),
     });
     run.tokensUsed += built.usage.inputTokens + built.usage.outputTokens;
-    await emit(run, ctx, "plan_built", { plan: built.plan, usage: built.usage, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
+    await emit(run, ctx, "plan_built", { plan: built.plan, usage: built.usage, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, ...(g.entry.origin ? { origin: g.entry.origin, name: g.entry.name, ...(g.entry.url ? { url: g.entry.url } : {}) } : {}) })), ...(s.online ? { online: s.online } : {}), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
     return { ...s, plan: built.plan };
   };
 
