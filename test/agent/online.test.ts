@@ -12,7 +12,7 @@ import { ConfigError, parseConfig } from "../../src/coding/agent/config.js";
 import { planPrompt } from "../../src/coding/agent/planner.js";
 import { readReport } from "../../src/coding/agent/report.js";
 import { execute, planStep, script, tempHome } from "./helpers.js";
-import { startSearchApi, type SearchApi } from "./support/search-api.js";
+import { startSearchApi, type SearchAnswer, type SearchApi } from "./support/search-api.js";
 import { runBin, ROOT } from "../cli/run-bin.js";
 import { spawn } from "node:child_process";
 
@@ -31,7 +31,7 @@ const apis: SearchApi[] = [];
 afterEach(async () => {
   for (const a of apis.splice(0)) await a.close();
 });
-async function searchApi(...answers: Parameters<typeof startSearchApi>[0]) {
+async function searchApi(...answers: SearchAnswer[]) {
   const api = await startSearchApi(answers);
   apis.push(api);
   return api;

@@ -17,6 +17,9 @@ import { MemoryAgentFeedback } from "../../../adapters/memory/agent-feedback.js"
 import { MemoryAgentProcesses } from "../../../adapters/memory/agent-processes.js";
 import { SqliteAgentFeedback } from "../../../adapters/sqlite/agent-feedback.js";
 import { SqliteAgentProcesses } from "../../../adapters/sqlite/agent-processes.js";
+import { SqliteAgentRuns } from "../../../adapters/sqlite/agent-runs.js";
+import { MemoryAgentRuns } from "../../../adapters/memory/agent-runs.js";
+import { pidAlive, procStart } from "../../../adapters/agents/cli/process-tree.js";
 import { reapDeadRunners } from "../../../adapters/agents/cli/reaper.js";
 import type { Script } from "../../../adapters/agents/scripted/script.js";
 import { createRuntime } from "../../embedded.js";
@@ -37,6 +40,7 @@ import { OnlineKnowledge, onlineRefusal, type OnlineSearch } from "./retrieval/o
 import { screen } from "./retrieval/screen.js";
 import { AGENT_LOOP_ID } from "./handlers.js";
 import { AGENT_MANIFEST, AgentRunner, type RunOutcome } from "./runner.js";
+import { resumeRefusal, statusOf, type AgentRunRecord, type AgentRunStatus, type RunJournal } from "./run-journal.js";
 import type { AgentHooks, ExecutionMode } from "./run-state.js";
 import { summarize, type RunSummary } from "./summary.js";
 import type { ActionResult, Decision, KnowledgeEntry, Plan } from "./types.js";
@@ -83,10 +87,30 @@ export interface RunHandle {
 
 export class AgentError extends Error {}
 
+/** A run as listed: its record, with `interrupted` for a running one whose pulse is gone. */
+export type AgentRunListing = Omit<AgentRunRecord, "status" | "state" | "pending"> & { status: AgentRunStatus; plan: { done: number; total: number } | null };
+
+/** Whether the process that recorded a run is still that process (a reused pid is not). */
+export function runnerAlive(pid: number, start?: number): boolean {
+  if (pid === process.pid) return true;
+  if (!pidAlive(pid)) return false;
+  return start === undefined || procStart(pid) === start;
+}
+
+function listing(r: AgentRunRecord): AgentRunListing {
+  const { state, pending: _p, ...rest } = r;
+  const steps = state.plan?.steps;
+  return { ...rest, status: statusOf(r, runnerAlive), plan: steps ? { done: steps.filter((s) => s.status === "done").length, total: steps.length } : null };
+}
+
 export interface Agent {
   readonly home: string;
   readonly config: AgentConfig;
   ask(text: string, files?: string[], opts?: AskOptions): Promise<RunHandle>;
+  /** Continues a run whose pulse died (status `interrupted`) from its last recorded step. */
+  resume(runId: string, hooks?: AgentHooks): Promise<RunHandle>;
+  /** The home's runs, newest first (a run whose pulse died shows `interrupted`). */
+  runs(limit?: number): Promise<AgentRunListing[]>;
   getReport(runId: string): Promise<RunSummary>;
   submitFeedback(actionRunId: string, feedback: unknown): Promise<FeedbackStored>;
   plan(request: string, files?: string[], opts?: { online?: boolean }): Promise<Plan>;
@@ -155,17 +179,20 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   };
   let feedback: FeedbackStore;
   let processes: AgentProcesses;
+  let journal: RunJournal;
   if (o.store === "memory:") {
     feedback = new MemoryAgentFeedback();
     processes = new MemoryAgentProcesses();
+    journal = new MemoryAgentRuns();
   } else {
     const path = resolve(o.store?.replace(/^sqlite:/, "") ?? paths.store);
     feedback = SqliteAgentFeedback.open(path);
     processes = SqliteAgentProcesses.open(path);
+    journal = SqliteAgentRuns.open(path);
     // An agent run killed mid-action left its process (and its record): stopped before anything runs.
     for (const run of await reapDeadRunners(processes)) o.onNote?.(`stopped the action processes run ${run} left when its pulse died`);
   }
-  const runner = await AgentRunner.create(o.runtime ?? (await createRuntime()), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs);
+  const runner = await AgentRunner.create(o.runtime ?? (await createRuntime()), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs, journal, { pid: process.pid, ...(procStart(process.pid) !== undefined ? { start: procStart(process.pid)! } : {}) });
   const filesOf = (files: readonly string[]) =>
     files.map((f) => {
       const abs = isAbsolute(f) ? f : resolve(workdir, f);
@@ -208,6 +235,44 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       });
       return { runId, finished };
     },
+    async resume(runId, hooks = {}) {
+      if (!UUID.test(runId)) throw new AgentError(`resume: ${JSON.stringify(runId)} is not a run id (a UUID)`);
+      const record = await journal.get(runId);
+      const refused = resumeRefusal(runId, record, runnerAlive, process.pid);
+      if (refused || !record) throw new AgentError(`resume: ${refused}`);
+      const { planner, decider } = models();
+      const finished = runner.run(
+        {
+          runId,
+          request: record.request,
+          files: record.files,
+          mode: record.mode,
+          workdir: record.workdir,
+          config,
+          runsDir: join(paths.runs, runId),
+          planner,
+          decider,
+          ...(embeddings ? { embeddings } : {}),
+          ...(reranker ? { reranker } : {}),
+          guides: loadGuides([paths.guides]),
+          knowledge: loadKnowledge([paths.knowledge]),
+          // Online knowledge again only if the run had opted in and config.json still allows it.
+          ...(record.online && online ? { online } : {}),
+          actions: actions(),
+          executor,
+          feedback,
+          processes,
+          hooks,
+          parentEnv: env,
+          ...(o.sleep ? { sleep: o.sleep } : {}),
+        },
+        record,
+      );
+      return { runId, finished };
+    },
+    async runs(limit) {
+      return (await journal.list(limit)).map(listing);
+    },
     async getReport(runId) {
       return summarize(readReport(reportOf(runId)));
     },
@@ -242,6 +307,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     async close() {
       await feedback.close();
       await processes.close();
+      await journal.close();
     },
   };
 }
