@@ -14,7 +14,7 @@ import type { Loop } from "../../runtime/loop.js";
 import type { IterationResult } from "../../runtime/iteration-result.js";
 import { failedResult } from "./actions/executor.js";
 import { checkpointed } from "./checkpoint.js";
-import { AGENT_LOOP_ID, AGENT_PHASES, agentHandlers, type Learned } from "./handlers.js";
+import { AGENT_LOOP_ID, AGENT_PHASES, agentHandlers, type Acted, type Learned } from "./handlers.js";
 import { envelope, readReport, ReportWriter } from "./report.js";
 import type { AgentRunRecord, RunJournal } from "./run-journal.js";
 import { summarize, type RunSummary } from "./summary.js";
@@ -45,6 +45,13 @@ const defaultSleep = (ms: number, signal: AbortSignal) =>
     const t = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => (clearTimeout(t), reject(signal.reason)), { once: true });
   });
+
+/** The report's opening: run_started and user_request (`rewritten` when a resume writes them for a pulse that died first). */
+function opening(run: AgentRun, rewritten = false): void {
+  const again = rewritten ? { rewritten: true } : {};
+  run.emit("run_started", { runId: run.runId, mode: run.mode, strategy: run.config.screening.strategy, actions: run.actions.map((a) => a.name), guides: run.guides.length, knowledge: run.knowledge.length, online: !!run.online, limits: { max_actions: run.config.execution.max_actions, max_wall_time_sec: run.config.execution.max_wall_time_sec }, ...again });
+  run.emit("user_request", { text: run.request, files: run.files, ...again });
+}
 
 /** A report a killed pulse left may end in a torn line: cut it, so that what is appended stays JSONL. */
 function cutTornTail(path: string): void {
@@ -152,13 +159,29 @@ export class AgentRunner {
         const now = new Date().toISOString();
         state = { runId: run.runId, plan: null, observations: [], waits: 0 };
         await journal?.begin({ runId: run.runId, request: run.request, files: run.files, mode: run.mode, workdir: run.workdir, online: !!run.online, status: "running", runnerPid: this.self.pid, ...(this.self.start !== undefined ? { runnerStart: this.self.start } : {}), iteration: 0, state, pending: null, inFlight: null, actionsUsed: 0, tokensUsed: 0, elapsedMs: 0, resumes: 0, startedAt: now, updatedAt: now });
-        run.emit("run_started", { runId: run.runId, mode: run.mode, strategy: run.config.screening.strategy, actions: run.actions.map((a) => a.name), guides: run.guides.length, knowledge: run.knowledge.length, online: !!run.online, limits: { max_actions: run.config.execution.max_actions, max_wall_time_sec: run.config.execution.max_wall_time_sec } });
-        run.emit("user_request", { text: run.request, files: run.files });
+        opening(run);
       } else {
         state = from.state;
         first = from.iteration;
         await journal?.update(run.runId, { status: "running", runnerPid: this.self.pid, ...(this.self.start !== undefined ? { runnerStart: this.self.start } : {}), resumes: from.resumes + 1 });
         run.emit("task_interrupted", { reason: "runner_died", runnerPid: from.runnerPid, resumed: true, iteration: from.iteration, continuesAt: pending ? "evaluate_progress" : "screen", actionsUsed: from.actionsUsed, tokensUsed: from.tokensUsed, elapsedMs: from.elapsedMs, ...(from.inFlight ? { inFlight: from.inFlight } : {}) });
+        // What the dead pulse had not yet written of its report (its stream's queue dies with it) is written again where the record holds it.
+        if (!events.some((e) => e.type === "run_started")) opening(run, true);
+        const acted = pending?.input as Acted | undefined;
+        if (acted?.result && !events.some((e) => e.type === "action_result" && e.payload.actionRunId === acted.result!.actionRunId)) {
+          if (!events.some((e) => e.type === "action_started" && e.payload.actionRunId === acted.result!.actionRunId)) run.emit("action_started", { actionRunId: acted.result.actionRunId, name: acted.result.name, args: acted.choice.action?.args ?? {}, rewritten: true });
+          run.emit("action_result", { ...acted.result, rewritten: true });
+        }
+        // Feedback stored but not yet written: feedback_received stays once per action run, and present.
+        const results = new Set([...events.filter((e) => e.type === "action_result").map((e) => String(e.payload.actionRunId)), ...(acted?.result ? [acted.result.actionRunId] : [])]);
+        for (const e of events) if (e.type === "feedback_received") results.delete(String((e.payload.feedback as { actionRunId?: string } | undefined)?.actionRunId));
+        for (const id of results) {
+          const f = await run.feedback.get(id);
+          if (f && f.runId === run.runId) {
+            const { action, runId: _r, ...feedback } = f;
+            run.emit("feedback_received", { feedback, action, rewritten: true });
+          }
+        }
         // The action its pulse died in did not finish: recorded as such (its processes were stopped when this pulse opened the store), its step decided again.
         if (from.inFlight && !pending) run.emit("action_result", { ...failedResult({ name: from.inFlight.name }, from.inFlight.actionRunId, "aborted", `interrupted: its pulse (process ${from.runnerPid}) died while it ran; what it left was stopped before the run resumed`) });
       }
