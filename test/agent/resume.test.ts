@@ -5,6 +5,7 @@
  * wall time count what was spent before; `pulse agent runs` shows the dead run as interrupted
  * until it is resumed. The kill points are random (fast-check), the actions real directories.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -12,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pidAlive } from "../../adapters/agents/cli/process-tree.js";
 import { SqliteAgentFeedback } from "../../adapters/sqlite/agent-feedback.js";
 import { SqliteAgentRuns } from "../../adapters/sqlite/agent-runs.js";
+import { createAgent } from "../../src/coding/agent/api.js";
 import { readReport } from "../../src/coding/agent/report.js";
 import type { Envelope } from "../../src/coding/agent/types.js";
 import { crashHome, pulse, startPlanningMock, type ChatMock, type Proc } from "./support/crash-home.js";
@@ -229,3 +231,38 @@ describe("a run whose pulse was killed", () => {
     }
   }, 120_000);
 });
+
+describe("a run whose pulse died between an action's end and its evaluation", () => {
+  it("resumes with the action's recorded result (perform_action replays it, evaluate_progress follows): the action is not run again, its feedback recorded once", async () => {
+    const { home, workdir } = crashHome(mock.url, { execution_mode: "interactive" });
+    const store = join(home, "agent.db");
+    const first = await createAgent({ home, workdir, store, env: { PATH: process.env.PATH } });
+    let n = 0;
+    let hung = false;
+    // The second action's feedback never comes: the run stands after perform_action, before the evaluation ends.
+    const handle = await first.ask("tick four times", [], { executionMode: "interactive", confirm: async () => true, feedbackHandler: async () => (++n === 2 ? ((hung = true), new Promise<null>(() => undefined)) : null) });
+    await until(async () => hung && !!(await record(home, handle.runId))?.pending);
+    const runs = SqliteAgentRuns.open(store);
+    // As a pulse that died would have left it: its runner gone.
+    await runs.update(handle.runId, { runnerPid: spawnSyncPid() });
+    await runs.close();
+    expect((await first.runs()).find((r) => r.runId === handle.runId)?.status).toBe("interrupted");
+    const second = await createAgent({ home, workdir, store, env: { PATH: process.env.PATH } });
+    try {
+      const resumed = await second.resume(handle.runId, { confirm: async () => true, feedbackHandler: async () => null });
+      const out = await resumed.finished;
+      expect(out, out.message).toMatchObject({ status: "succeeded", reason: "goal_achieved" });
+      const report = readReport(out.report);
+      expect(report.find((e) => e.type === "task_interrupted")!.payload).toMatchObject({ reason: "runner_died", continuesAt: "evaluate_progress", iteration: 1, actionsUsed: 2 });
+      checkReport(report, workdir, 1);
+      // Tick 2 ran once, its result carried over; no action was interrupted.
+      expect(lines(join(workdir, "ticks.log")).map((l) => l.split(" ")[0])).toEqual(["1", "2", "3", "4"]);
+      expect(report.at(-1)!.payload.actionsUsed).toBe(4);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+});
+
+/** A pid that was a process and is no more. */
+const spawnSyncPid = (): number => spawnSync("true").pid;

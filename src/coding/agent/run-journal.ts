@@ -29,8 +29,12 @@ export interface AgentRunRecord {
   iteration: number;
   /** The next iteration's input (the last completed iteration's output). */
   state: IterationState;
-  /** An iteration whose action completed but whose evaluation did not: it continues at evaluate_progress with this input. */
-  pending?: { entry: "evaluate_progress"; input: unknown } | null;
+  /**
+   * An iteration whose action completed but whose evaluation did not: it continues at
+   * perform_action with `input` (the decision), which replays `output` (the finished action)
+   * instead of running it again, so the act phase completes and the learn phase follows it.
+   */
+  pending?: { entry: "perform_action"; input: unknown; output: unknown } | null;
   /** An action started and not finished (its pulse died while it ran). */
   inFlight?: { actionRunId: string; name: string } | null;
   actionsUsed: number;

@@ -72,15 +72,18 @@ export class AgentRunner {
     private readonly keepLastRuns: number,
     private readonly journal: RunJournal | undefined,
     private readonly self: RunnerIdentity,
+    /** Per run: a finished action's recorded output, replayed by perform_action on resume. */
+    private readonly replays: Map<string, unknown>,
   ) {}
 
   /** Loads the manifest into the runtime (once) and binds its phases to the handlers (checkpointed in the journal, when there is one). */
   static async create(runtime: Runtime, manifestPath: string, logsDir: string, keepLastRuns = 100, journal?: RunJournal, self: RunnerIdentity = { pid: process.pid }): Promise<AgentRunner> {
     const runs: AgentRuns = new Map();
-    const handlers = checkpointed(agentHandlers(runs), journal);
+    const replays = new Map<string, unknown>();
+    const handlers = checkpointed(agentHandlers(runs), journal, replays);
     for (const phase of AGENT_PHASES) runtime.handle(`${AGENT_LOOP_ID}/${phase}`, handlers[phase]);
     const loop = runtime.loop(AGENT_LOOP_ID) ?? (await runtime.load(manifestPath));
-    return new AgentRunner(runs, loop, logsDir, keepLastRuns, journal, self);
+    return new AgentRunner(runs, loop, logsDir, keepLastRuns, journal, self, replays);
   }
 
   /** Stops a run of this process: the action in flight gets SIGTERM, then SIGKILL. */
@@ -167,7 +170,7 @@ export class AgentRunner {
         run.emit("task_interrupted", { reason: "runner_died", runnerPid: from.runnerPid, resumed: true, iteration: from.iteration, continuesAt: pending ? "evaluate_progress" : "screen", actionsUsed: from.actionsUsed, tokensUsed: from.tokensUsed, elapsedMs: from.elapsedMs, ...(from.inFlight ? { inFlight: from.inFlight } : {}) });
         // What the dead pulse had not yet written of its report (its stream's queue dies with it) is written again where the record holds it.
         if (!events.some((e) => e.type === "run_started")) opening(run, true);
-        const acted = pending?.input as Acted | undefined;
+        const acted = pending?.output as Acted | undefined;
         if (acted?.result && !events.some((e) => e.type === "action_result" && e.payload.actionRunId === acted.result!.actionRunId)) {
           if (!events.some((e) => e.type === "action_started" && e.payload.actionRunId === acted.result!.actionRunId)) run.emit("action_started", { actionRunId: acted.result.actionRunId, name: acted.result.name, args: acted.choice.action?.args ?? {}, rewritten: true });
           run.emit("action_result", { ...acted.result, rewritten: true });
@@ -189,7 +192,9 @@ export class AgentRunner {
         if (timedOut) return await finish("timeout", "timeout", wallMessage);
         if (controller.signal.aborted) return await finish("aborted", "aborted");
         if (i >= run.config.execution.max_iterations) return await finish("failed", "exhausted", `${i} iterations without the planner ending the run (execution.max_iterations)`);
+        if (pending) this.replays.set(run.runId, pending.output);
         const result: IterationResult = pending ? await this.loop.runIteration({ workspace: run.runId, entry: pending.entry, input: pending.input, cause: { trigger: "resumed", at: pending.entry } }) : await this.loop.runIteration({ workspace: run.runId, input: state });
+        this.replays.delete(run.runId);
         pending = undefined;
         if (timedOut) {
           run.emit("task_interrupted", { reason: "timeout", iteration: result.iteration });
