@@ -292,6 +292,15 @@ export class SqliteStore implements Store {
     );
   }
 
+  journal(loopId: string, workspaceId: string, traceId: string): Promise<{ input: unknown; phases: PhaseCommit[] } | undefined> {
+    return this.read(() => {
+      const it = this.db.prepare("SELECT id, input FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?").get(loopId, workspaceId, traceId) as { id: number; input: string } | undefined;
+      if (!it) return undefined;
+      const phases = (this.db.prepare("SELECT phase_id, signature, status, output, next FROM phases WHERE iteration_id = ? ORDER BY id").all(it.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
+      return { input: JSON.parse(it.input) as unknown, phases };
+    });
+  }
+
   idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {
     // Two sources, each newest first: phase rows and records committed without a phase.
     return this.read(() => newestIdempotency([this.s.phaseIdempotency!.iterate(loopId), this.s.loadIdempotency!.iterate(loopId)] as IterableIterator<IdempotencyRow>[], limit));
