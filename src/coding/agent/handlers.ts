@@ -109,9 +109,11 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       return rerank(run.reranker, run.request, hits, (id) => text.get(id) ?? "", { iteration: ctx.iteration, signal: run.controller.signal });
     };
     const guides = s.plan ? [] : await reranked(run.guides);
-    const knowledge = s.plan ? [] : await reranked(run.knowledge);
+    // Online results (opted in) join the home's knowledge and are screened with it by the same strategy.
+    const online = !s.plan && run.online ? await run.online.docsFor(run.request, run.controller.signal) : undefined;
+    const knowledge = s.plan ? [] : await reranked(online ? [...run.knowledge, ...online.docs] : run.knowledge);
     const candidates = await candidatesFor(run, s.plan);
-    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), candidates };
+    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), candidates, ...(online ? { online: online.outcome } : {}) };
   };
 
   const plan: PhaseHandler<Screened, Planned> = async (ctx) => {
@@ -137,7 +139,7 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
     if (held && ack) await phaseAuditSink(ctx)(ack.accepted ? "guidance.acknowledged" : "guidance.ack_refused", { event_id: held.event_id, accepted: ack.accepted, acknowledged_event_id: ack.acknowledged_event_id, plan_sha256: ack.plan_sha256, via: "planner", reason: ack.reason, iteration: ctx.iteration });
     // A replan's first step may need other actions than the step it replaced: the candidates follow the new plan.
     const candidates = held ? await candidatesFor(run, built.plan) : s.candidates;
-    await emit(run, ctx, "plan_built", { plan: built.plan, ...(held && ack ? { replan: { event_id: held.event_id, files: held.files, accepted: ack.accepted, plan_sha256: ack.plan_sha256, reason: ack.reason } } : {}), usage: built.usage, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
+    await emit(run, ctx, "plan_built", { plan: built.plan, ...(held && ack ? { replan: { event_id: held.event_id, files: held.files, accepted: ack.accepted, plan_sha256: ack.plan_sha256, reason: ack.reason } } : {}), usage: built.usage, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, ...(g.entry.origin ? { origin: g.entry.origin, name: g.entry.name, ...(g.entry.url ? { url: g.entry.url } : {}) } : {}) })), ...(s.online ? { online: s.online } : {}), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
     return { ...s, plan: built.plan, candidates };
   };
 

@@ -4,6 +4,7 @@
  * function that also gives the advisory (continue | terminate | blocked, with its reason).
  */
 import { generateStructured, type Llm } from "./llm.js";
+import { quotedOnline } from "./retrieval/online.js";
 import type { ActionResult, Advisory, Decision, GuideEntry, KnowledgeEntry, Plan, PlanStep } from "./types.js";
 
 export const PLAN_SCHEMA = {
@@ -37,13 +38,15 @@ export interface PlanCall {
 
 export function planPrompt(c: Pick<PlanCall, "request" | "files" | "guides" | "knowledge" | "actions" | "replan">): string {
   const guides = c.guides.map((g) => `- ${g.name}: ${g.description}\n${g.plan.map((s, i) => `  ${i + 1}. ${s}`).join("\n")}`).join("\n");
-  const knowledge = c.knowledge.map((k) => `- ${k.name}: ${k.description}\n  ${k.content}`).join("\n");
+  const knowledge = c.knowledge.filter((k) => k.origin !== "online").map((k) => `- ${k.name}: ${k.description}\n  ${k.content}`).join("\n");
+  const online = quotedOnline(c.knowledge.filter((k) => k.origin === "online"));
   return [
     "You are the planner of an agent that acts only through the actions listed below.",
     `Request: ${c.request}`,
     c.files.length ? `Files given with the request: ${c.files.join(", ")}` : "",
     guides ? `Guides that may fit:\n${guides}` : "",
     knowledge ? `Knowledge:\n${knowledge}` : "",
+    online,
     `Actions available:\n${c.actions.map((a) => `- ${a.name}: ${a.description}`).join("\n") || "(none)"}`,
     ...(c.replan
       ? [

@@ -11,6 +11,7 @@ import type { FeedbackStore } from "./feedback.js";
 import type { Llm } from "./llm.js";
 import type { Doc } from "./retrieval/corpus.js";
 import type { EmbeddingCache } from "./retrieval/embedding-cache.js";
+import type { OnlineKnowledge, OnlineOutcome } from "./retrieval/online.js";
 import type { ActionResult, ActionSpec, Advisory, Envelope, EnvelopeType, Feedback, GuideEntry, KnowledgeEntry, Plan } from "./types.js";
 import type { Candidate } from "./decider.js";
 
@@ -44,6 +45,8 @@ export interface AgentRun {
   reranker?: Llm;
   guides: Doc<GuideEntry>[];
   knowledge: Doc<KnowledgeEntry>[];
+  /** Online knowledge, present only when config.json and the run both opted in (`--online`). */
+  online?: OnlineKnowledge;
   actions: ActionSpec[];
   executor: ActionExecutor;
   feedback: FeedbackStore;
@@ -84,6 +87,8 @@ export interface Screened extends IterationState {
   held?: HeldReplan;
   /** The plan the change invalidated. */
   invalidated?: Plan | null;
+  /** What the online search did for this plan (only with online knowledge). */
+  online?: OnlineOutcome;
 }
 
 /** plan → decide. */
