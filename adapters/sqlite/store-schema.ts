@@ -137,8 +137,18 @@ CREATE TRIGGER audit_chains_forward_only BEFORE UPDATE ON audit_chains
   BEGIN SELECT RAISE(ABORT, 'audit chain checkpoints only move forward (PULSE §7.3): UPDATE refused'); END;
 `;
 
+/**
+ * Version 4: an iteration's start no longer rewrites its loop's counters row (one b-tree page
+ * fewer per iteration): `loops` holds the counters up to the watermark of finished iterations
+ * (folded in when the watermark moves), and the iterations after it carry the rest: the highest
+ * number, and whether one ended. A pulse that knows only version 3 would read `loops` alone and
+ * number iterations again, hence the version. The tables do not change: every row a version-3
+ * file holds is already counted in `loops`.
+ */
+const V4 = `-- counters: loops up to iterations_finished_upto, iterations after it (no table changes)`;
+
 /** Migration n takes the store's tables from version n-1 to n. */
-export const STORE_MIGRATIONS: readonly string[] = [V1, V2, V3];
+export const STORE_MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 
 /** The store's own tables, first in what `pulse store info` counts and `pulse store export` writes (which is every table in the file: store-statements.ts fileTables). */
 export const STORE_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_rows"] as const;

@@ -64,12 +64,14 @@ export class SqliteStore implements Store {
    */
   private readonly heads = new Map<string, { next_seq: number; head: string; checkpointed: number }>();
   private readonly countersWritten = new Map<string, string>();
+  /** Loop and workspace pairs whose counters the file already says started (an iteration of theirs ended). */
+  private readonly startedDurable = new Set<string>();
   private tracesUpTo: number | undefined;
   private knownAt = -1;
   /** Iterations this connection finished since it last moved the watermark of finished ones. */
   private finishedSince = 0;
-  /** Journal row ids of iterations this store saw start and not yet finish. */
-  private readonly running = new Map<string, number>();
+  /** Journal rows (id, number) of iterations this store saw start and not yet finish. */
+  private readonly running = new Map<string, { id: number; number: number }>();
 
   constructor(
     readonly path: string,
@@ -93,7 +95,7 @@ export class SqliteStore implements Store {
       try {
         this.db.transaction(() => {
           this.indexTraces(0);
-          this.s.finishedUpTo!.run();
+          this.moveFinished(new Date().toISOString());
         }).immediate();
       } catch (error) {
         this.db.close();
@@ -109,7 +111,22 @@ export class SqliteStore implements Store {
     this.knownAt = version;
     this.heads.clear();
     this.countersWritten.clear();
+    this.startedDurable.clear();
     this.tracesUpTo = undefined;
+  }
+
+  /**
+   * Moves the watermark of finished iterations up to the first still running (a scan that stops
+   * there) and folds the counters of the iterations it passed into `loops`: with store schema
+   * version 4 an iteration's start does not rewrite its loop's counters row, whose numbers the
+   * iteration's own row carries (counters() reads those after the watermark).
+   */
+  private moveFinished(now: string): void {
+    const s = this.s;
+    const from = (s.finishedValue!.get() as { value: number }).value;
+    s.finishedUpTo!.run();
+    const to = (s.finishedValue!.get() as { value: number }).value;
+    if (to > from) s.foldCounters!.run(now, from, to);
   }
 
   /**
@@ -167,11 +184,11 @@ export class SqliteStore implements Store {
       s.startIteration!.run(loop_id, workspace_id, trace_id, st.number, st.entry, json(st.input), st.cause === undefined ? null : json(st.cause), st.started_at);
     }
     const key = `${loop_id}\u0000${workspace_id}\u0000${trace_id}`;
-    let iterationId = this.running.get(key);
+    let row = this.running.get(key);
     const iteration = () => {
-      iterationId ??= (s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number } | undefined)?.id;
-      if (iterationId !== undefined && !unit.finished) this.running.set(key, iterationId);
-      return iterationId;
+      row ??= s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number; number: number } | undefined;
+      if (row !== undefined && !unit.finished) this.running.set(key, row);
+      return row?.id;
     };
     let idempotency = unit.idempotency;
     if (unit.phase) {
@@ -198,6 +215,7 @@ export class SqliteStore implements Store {
     }
     for (const o of unit.outbox ?? []) s.outbox!.run(o.connection_id, o.event_id, loop_id, workspace_id, trace_id, o.to_loop, json(o.envelope), now);
     if (unit.inbox) s.inbox!.run(loop_id, workspace_id, unit.inbox.event_id, trace_id, now);
+    const at = `${loop_id}\u0000${workspace_id}`;
     if (unit.finished) {
       const id = iteration();
       const f = unit.finished;
@@ -205,19 +223,25 @@ export class SqliteStore implements Store {
       this.running.delete(key);
       // The watermark of finished iterations moves up every so many ends (a scan that stops at the first still running).
       if (++this.finishedSince >= FINISHED_BATCH) {
-        s.finishedUpTo!.run();
+        this.moveFinished(now);
         this.finishedSince = 0;
       }
     }
     if (unit.counters) {
-      // An iteration's end repeats the counters its start wrote: the row is not written again.
-      const c = `${unit.counters.iterations}|${unit.counters.started}`;
-      const at = `${loop_id}\u0000${workspace_id}`;
-      if (this.countersWritten.get(at) !== c) {
-        s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
-        this.countersWritten.set(at, c);
+      const c = unit.counters;
+      // The counters row is written only when the journal's rows do not already say as much
+      // (store schema version 4): the iteration's row carries its number, an ended row says the
+      // loop started. Most starts and ends write no counters row (one page fewer per iteration).
+      const id = unit.started || unit.phase || unit.finished ? iteration() : undefined;
+      const implied = id !== undefined && row !== undefined && row.number >= c.iterations && (!c.started || unit.finished !== undefined || this.startedDurable.has(at));
+      const written = `${c.iterations}|${c.started}`;
+      if (!implied && this.countersWritten.get(at) !== written) {
+        s.counters!.run(loop_id, workspace_id, c.iterations, c.started ? 1 : 0, now);
+        this.countersWritten.set(at, written);
+        if (c.started) this.startedDurable.add(at);
       }
     }
+    if (unit.finished && row !== undefined) this.startedDurable.add(at);
   }
 
   private memoryRows(graph: string, workspaceId: string, rows: readonly MemoryChange[]): void {
@@ -277,7 +301,16 @@ export class SqliteStore implements Store {
   }
 
   counters(loopId: string): Promise<Map<string, LoopCounters>> {
-    return this.read(() => new Map((this.s.loadCounters!.all(loopId) as { workspace_id: string; iterations: number; started: number }[]).map((r) => [r.workspace_id, { iterations: r.iterations, started: r.started === 1 }])));
+    return this.read(() => {
+      type Row = { workspace_id: string; iterations: number; started: number };
+      const out = new Map((this.s.loadCounters!.all(loopId) as Row[]).map((r) => [r.workspace_id, { iterations: r.iterations, started: r.started === 1 }]));
+      // What the iterations after the watermark add (store schema version 4).
+      for (const r of this.s.countersAfter!.all(loopId) as Row[]) {
+        const c = out.get(r.workspace_id);
+        out.set(r.workspace_id, { iterations: Math.max(c?.iterations ?? 0, r.iterations), started: (c?.started ?? false) || r.started === 1 });
+      }
+      return out;
+    });
   }
 
   interrupted(loopId: string): Promise<InterruptedIteration[]> {
