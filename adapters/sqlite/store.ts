@@ -16,6 +16,7 @@ import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
 import { checkIntegrity, openDatabase, storeError, type Database, type Statement } from "./driver.js";
 import { componentVersion, migrateComponent } from "./schema-versions.js";
+import { moveFinished, readCounters } from "./store-counters.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
 import { eventOf, fileTables, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
 import { StoreError } from "../../src/store/contracts.js";
@@ -95,7 +96,7 @@ export class SqliteStore implements Store {
       try {
         this.db.transaction(() => {
           this.indexTraces(0);
-          this.moveFinished(new Date().toISOString());
+          moveFinished(this.s, new Date().toISOString());
         }).immediate();
       } catch (error) {
         this.db.close();
@@ -113,20 +114,6 @@ export class SqliteStore implements Store {
     this.countersWritten.clear();
     this.startedDurable.clear();
     this.tracesUpTo = undefined;
-  }
-
-  /**
-   * Moves the watermark of finished iterations up to the first still running (a scan that stops
-   * there) and folds the counters of the iterations it passed into `loops`: with store schema
-   * version 4 an iteration's start does not rewrite its loop's counters row, whose numbers the
-   * iteration's own row carries (counters() reads those after the watermark).
-   */
-  private moveFinished(now: string): void {
-    const s = this.s;
-    const from = (s.finishedValue!.get() as { value: number }).value;
-    s.finishedUpTo!.run();
-    const to = (s.finishedValue!.get() as { value: number }).value;
-    if (to > from) s.foldCounters!.run(now, from, to);
   }
 
   /**
@@ -223,15 +210,14 @@ export class SqliteStore implements Store {
       this.running.delete(key);
       // The watermark of finished iterations moves up every so many ends (a scan that stops at the first still running).
       if (++this.finishedSince >= FINISHED_BATCH) {
-        this.moveFinished(now);
+        moveFinished(this.s, now);
         this.finishedSince = 0;
       }
     }
     if (unit.counters) {
       const c = unit.counters;
-      // The counters row is written only when the journal's rows do not already say as much
-      // (store schema version 4): the iteration's row carries its number, an ended row says the
-      // loop started. Most starts and ends write no counters row (one page fewer per iteration).
+      // Written only when the journal's rows do not say as much (store-counters.ts): the row
+      // carries its number, an ended row says the loop started; most units write none.
       const id = unit.started || unit.phase || unit.finished ? iteration() : undefined;
       const implied = id !== undefined && row !== undefined && row.number >= c.iterations && (!c.started || unit.finished !== undefined || this.startedDurable.has(at));
       const written = `${c.iterations}|${c.started}`;
@@ -301,16 +287,7 @@ export class SqliteStore implements Store {
   }
 
   counters(loopId: string): Promise<Map<string, LoopCounters>> {
-    return this.read(() => {
-      type Row = { workspace_id: string; iterations: number; started: number };
-      const out = new Map((this.s.loadCounters!.all(loopId) as Row[]).map((r) => [r.workspace_id, { iterations: r.iterations, started: r.started === 1 }]));
-      // What the iterations after the watermark add (store schema version 4).
-      for (const r of this.s.countersAfter!.all(loopId) as Row[]) {
-        const c = out.get(r.workspace_id);
-        out.set(r.workspace_id, { iterations: Math.max(c?.iterations ?? 0, r.iterations), started: (c?.started ?? false) || r.started === 1 });
-      }
-      return out;
-    });
+    return this.read(() => readCounters(this.s, loopId));
   }
 
   interrupted(loopId: string): Promise<InterruptedIteration[]> {
