@@ -10,7 +10,7 @@
 import { statSync } from "node:fs";
 import { canonicalJson } from "../../src/json/canonical-json.js";
 import { chainHash, eventCanonical, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
-import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, InterruptedIteration, LoopCounters, MemoryChange, PendingSignal, PhaseCommit, Store, StoreInfo, UnitOfWork } from "../../src/store/contracts.js";
+import { StoreError, type AuditFilter, type AuditPage, type ChainReport, type IdempotencyRecord, type InterruptedIteration, type LoopCounters, type MemoryChange, type PendingSignal, type PhaseCommit, type Store, type StoreInfo, type UnitOfWork } from "../../src/store/contracts.js";
 import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
@@ -19,7 +19,6 @@ import { componentVersion, migrateComponent } from "./schema-versions.js";
 import { moveFinished, readCounters } from "./store-counters.js";
 import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
 import { eventOf, fileTables, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
-import { StoreError } from "../../src/store/contracts.js";
 import { TrailCheck, withTraceProblems } from "../../src/store/audit-journal.js";
 
 export const STORE_COMPONENT = "store";
@@ -214,8 +213,8 @@ export class SqliteStore implements Store {
         this.finishedSince = 0;
       }
     }
-    if (unit.counters) {
-      const c = unit.counters;
+    const c = unit.counters;
+    if (c) {
       // Written only when the journal's rows do not say as much (store-counters.ts): the row
       // carries its number, an ended row says the loop started; most units write none.
       const id = unit.started || unit.phase || unit.finished ? iteration() : undefined;
