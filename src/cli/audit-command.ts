@@ -34,7 +34,7 @@ counts, or the first broken link or trace of each workspace and exit 1.
 Exit codes: 0 listed (or verified); 1 a broken chain, or a store that cannot be read; 2 usage error.`;
 
 export function addStoreOption(cmd: Command): Command {
-  return cmd.option("--store <spec>", "the store: sqlite:PATH or memory: (default: $PULSE_STORE, else sqlite:.pulse/pulse.db)");
+  return cmd.option("--store <spec>", "the store: sqlite:PATH (or a plain file path), postgres://… or memory: (default: $PULSE_STORE, else sqlite:.pulse/pulse.db)");
 }
 
 export function addAuditOptions(cmd: Command): Command {

@@ -6,7 +6,7 @@ import { StoreError, type Store } from "../store/contracts.js";
 import type { CliIO } from "./io.js";
 import { UsageError } from "./exit-codes.js";
 
-import { DEFAULT_STORE } from "../store/contracts.js";
+import { DEFAULT_STORE, spellStoreSpec } from "../store/contracts.js";
 
 export { DEFAULT_STORE };
 
@@ -35,7 +35,7 @@ export async function openStoreForCli(spec: string, io: CliIO, command: string, 
   }
 }
 
-/** The spec a command was given, else $PULSE_STORE, else the default. */
+/** The spec a command was given, else $PULSE_STORE, else the default; a plain path spelled `sqlite:PATH`. */
 export function storeSpec(given: string | undefined, io: CliIO): string {
-  return given ?? (io.env.PULSE_STORE || DEFAULT_STORE);
+  return spellStoreSpec(given ?? (io.env.PULSE_STORE || DEFAULT_STORE));
 }

@@ -9,7 +9,7 @@ import { inlineSvg } from "../diagram/svg.js";
 import { SessionApi } from "../serve/session-api.js";
 import { SessionInputError } from "../coding/session/service.js";
 import type { Host } from "../host/host.js";
-import type { Store } from "../store/contracts.js";
+import { spellStoreSpec, type Store } from "../store/contracts.js";
 import { Studio } from "../studio/studio.js";
 import { StudioServer } from "../studio/server.js";
 import { Runs, SessionRuns } from "../studio/runs.js";
@@ -99,5 +99,5 @@ export async function startRunStudio(host: Host, store: Store, sources: readonly
 
 /** One spelling for both readers: the host's store wants sqlite:PATH, the session records take either. */
 export function studioStoreSpec(given: string | undefined): string | undefined {
-  return given === undefined || /^(sqlite:|memory:|postgres(ql)?:\/\/)/.test(given) ? given : `sqlite:${given}`;
+  return given === undefined ? given : spellStoreSpec(given);
 }

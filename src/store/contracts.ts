@@ -226,3 +226,12 @@ export class StoreError extends Error {
 
 /** Where `pulse run` keeps its state unless --store says otherwise (relative to the working directory). */
 export const DEFAULT_STORE = "sqlite:.pulse/pulse.db";
+
+/**
+ * A `--store` spec in its one spelling: a plain file path (as `pulse session --store` has always
+ * taken) becomes `sqlite:PATH` (`memory` alone stays the memory store); anything with a scheme, known or a typo, is left for the parser to
+ * accept or refuse, so `sqllite:x` never quietly becomes a new file.
+ */
+export function spellStoreSpec(spec: string): string {
+  return spec.trim() !== "" && spec !== "memory" && !/^[A-Za-z][A-Za-z0-9+.-]+:/.test(spec) ? `sqlite:${spec}` : spec;
+}

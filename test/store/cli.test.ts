@@ -89,6 +89,19 @@ describe("pulse audit and pulse store", () => {
     expect(runBin("pulse", ["store", "vacuum", "--store", "memory:"]).stderr).toMatch(/works on a SQLite store/);
   });
 
+  it("takes a plain file path as pulse session does, and refuses a scheme it does not know", () => {
+    const path = ranOnce();
+    const plain = runBin("pulse", ["audit", "verify", "--store", path]);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toMatch(/^ok: \d+ chains?, \d+ events? verified in /);
+    const vacuum = runBin("pulse", ["store", "vacuum", "--store", path]);
+    expect(vacuum.code, vacuum.stderr).toBe(0);
+    expect(vacuum.stdout).toMatch(/^vacuumed /);
+    const typo = runBin("pulse", ["audit", "verify", "--store", `sqllite:${path}`]);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toBe(`pulse audit verify: --store takes sqlite:PATH, a file path or memory: (postgres://… for a fleet), not "sqllite:${path}" (default sqlite:.pulse/pulse.db)\n`);
+  });
+
   it("a read-only directory: pulse run refuses in one line, exit 1, and the store beside it keeps what was committed", () => {
     const path = ranOnce();
     const locked = join(dir, "locked");

@@ -174,7 +174,8 @@ describe("SQLite store file", () => {
 
   it("says what a bad --store spec looks like", async () => {
     const e = await refusal(() => openStore("postgres:x"));
-    expect(e.message).toContain("sqlite:PATH or memory:");
+    expect(e.message).toContain("--store takes sqlite:PATH, a file path or memory:");
+    expect(e.message).toContain('not "postgres:x"');
     await (await openStore("memory:")).close();
   });
 });
