@@ -39,9 +39,10 @@ export function createHost(options: HostOptions = {}): Promise<Host> {
 }
 
 /**
- * A registry whose default audit slot is the store's trail (committed event by event, chained,
- * read by `pulse audit`), every other default slot in memory: for loops that keep their own
- * records and resume from them (the coding loops), so the runtime journals nothing of theirs.
+ * A registry whose default audit slot is the store's trail (chained, read by `pulse audit`),
+ * every other default slot in memory: for loops that keep their own records (the coding loops).
+ * Given with the same store as the runtime's `store`, their iterations are journaled there too,
+ * each phase's output and audit events in one unit, and a crashed iteration resumes from it.
  */
 export function storeAuditRegistry(store: Store): SubstrateRegistry {
   const inMemory = inMemorySubstrateFactory();

@@ -2,6 +2,8 @@
 // this server: views are plain functions that render into #main (views.js, runs.js).
 import { systemView, loopView, tracesView, traceView, conformanceView } from "./views.js";
 import { runsView, runView } from "./runs.js";
+import { agentView } from "./agent.js";
+import { settingsView, managerView } from "./agent-admin.js";
 
 // A token comes in the address's fragment (#token=…, never sent to a server), kept for the tab
 // and taken out of the address at once (so it is in no history entry or bookmark).
@@ -62,7 +64,9 @@ let lastId;
 function dispatch(type, data) {
   // What this page missed is no longer held by the server: read the view's state again.
   if (type === "reset") return void route();
-  if (type === "host" && data?.type) setStatusBar(`${new Date().toLocaleTimeString()} · ${data.type} · ${data.loop_id ?? ""}${data.iteration !== undefined ? ` #${data.iteration}` : ""}${data.phase_id ? ` · ${data.phase_id}` : ""}`);
+  // On the agent pages the status bar is the agent's: loops' events do not take it over there.
+  if (type === "host" && data?.type && !location.hash.startsWith("#/agent")) setStatusBar(`${new Date().toLocaleTimeString()} · ${data.type} · ${data.loop_id ?? ""}${data.iteration !== undefined ? ` #${data.iteration}` : ""}${data.phase_id ? ` · ${data.phase_id}` : ""}`);
+  if (type === "agent") setStatusBar(`${new Date().toLocaleTimeString()} · agent · ${data.text ?? data.type}`);
   if (type === "run") setStatusBar(`${new Date().toLocaleTimeString()} · run ${data.id.slice(0, 8)} ${data.status}`);
   for (const fn of [...listeners]) {
     try {
@@ -144,6 +148,9 @@ async function route() {
     else if (parts[0] === "runs") await runsView(ctx);
     else if (parts[0] === "run") await runView(ctx, parts[1], parts[2]);
     else if (parts[0] === "conformance") await conformanceView(ctx);
+    else if (parts[0] === "agent" && parts[1] === "settings") await settingsView(ctx);
+    else if (parts[0] === "agent" && ["guides", "knowledge", "actions"].includes(parts[1])) await managerView(ctx, parts[1], parts[2]);
+    else if (parts[0] === "agent") await agentView(ctx, parts[1] === "thread" ? parts[2] : parts[1]);
     else main.replaceChildren(h("p", { class: "error" }, `No such view: ${parts[0]}`));
   } catch (e) {
     main.replaceChildren(h("p", { class: "error", id: "view-error" }, e.message));

@@ -54,17 +54,66 @@ export async function systemView(ctx) {
     // The server sends every loop's card at most twice a second, and status changes as they come.
     if (type === "cards") for (const c of e.loops) cards.set(c.id, c);
     else if (type === "host" && e.type === "loop.status_changed" && cards.has(e.loop_id)) cards.get(e.loop_id).status = e.status;
-    else if (type === "host" && e.type === "signal.delivered") return flashEdges(diagram);
+    else if (type === "host" && e.type === "signal.delivered") return flashEdge(diagram, clusters, e);
     else return;
     later();
   });
 }
 
-function flashEdges(diagram) {
-  for (const g of diagram.querySelectorAll("g.edge.connection")) {
-    g.classList.add("flash");
-    setTimeout(() => g.classList.remove("flash"), 600);
-  }
+/**
+ * Which loaded loops each connection edge joins: the loop whose box (the smallest, for nested
+ * loops) holds the centre of the edge's first and last node. Graphviz names an edge by its nodes
+ * only, so this is read off the drawing once it is laid out.
+ */
+function connectionEdges(diagram, clusters) {
+  const boxes = [...clusters].map(([id, g]) => [id, g.getBBox()]);
+  const loopAt = (node) => {
+    if (!node) return undefined;
+    const b = node.getBBox();
+    const [x, y] = [b.x + b.width / 2, b.y + b.height / 2];
+    let best;
+    for (const [id, c] of boxes) if (x >= c.x && x <= c.x + c.width && y >= c.y && y <= c.y + c.height && (!best || c.width * c.height < best[1].width * best[1].height)) best = [id, c];
+    return best?.[0];
+  };
+  const nodes = new Map([...diagram.querySelectorAll("g.node")].map((n) => [n.querySelector("title")?.textContent, n]));
+  return [...diagram.querySelectorAll("g.edge.connection")].map((g) => {
+    const [from, to] = (g.querySelector("title")?.textContent ?? "").split("->");
+    const edge = { g, from: loopAt(nodes.get(from)), to: loopAt(nodes.get(to)) };
+    g.dataset.from = edge.from ?? "";
+    g.dataset.to = edge.to ?? "";
+    return edge;
+  });
+}
+
+/** Lights up the edge the signal travelled: from its loop to the loop it was delivered to. */
+function flashEdge(diagram, clusters, e) {
+  diagram.edges ??= connectionEdges(diagram, clusters);
+  for (const { g, from, to } of diagram.edges) if (from === e.loop_id && to === e.to_loop) flash(g);
+}
+
+function flash(g) {
+  g.classList.remove("flash");
+  void g.getBoundingClientRect(); // restart the animation for a signal that follows closely
+  g.classList.add("flash");
+  g.dataset.signals = String(Number(g.dataset.signals ?? 0) + 1);
+  clearTimeout(g.flashTimer);
+  g.flashTimer = setTimeout(() => g.classList.remove("flash"), 600);
+}
+
+/**
+ * The route phases' max κ by bucket as a bar chart (a bar per bucket, its count above it), built
+ * as elements: no chart library, nothing fetched.
+ */
+function kappaChart(dist) {
+  const entries = Object.entries(dist ?? {});
+  const total = entries.reduce((n, [, v]) => n + v, 0);
+  if (!total) return h("span", { class: "muted", id: "kappa-chart" }, "no route phase has reported κ yet");
+  const max = Math.max(...entries.map(([, v]) => v));
+  return h("div", { class: "kappa-chart", id: "kappa-chart", role: "img", "aria-label": `κ distribution: ${entries.map(([k, v]) => `${k} ${v}`).join(", ")}` },
+    ...entries.map(([bucket, v]) => h("div", { class: "kappa-bar", "data-bucket": bucket, "data-count": v, title: `κ ${bucket}: ${v} of ${total}` },
+      h("span", { class: "count" }, String(v)),
+      h("span", { class: "fill", style: `height: ${Math.round((v / max) * 60)}px` }),
+      h("span", { class: "bucket" }, bucket))));
 }
 
 // ---- Loop ------------------------------------------------------------------------------------------
@@ -100,7 +149,7 @@ export async function loopView(ctx, loopId) {
         h("dt", {}, "iterations"), h("dd", { id: "iteration-count" }, String(t.iteration_count)),
         h("dt", {}, "closure rate"), h("dd", { id: "closure-rate" }, `${(t.closure_rate * 100).toFixed(1)} %`),
         h("dt", {}, "statuses"), h("dd", {}, Object.entries(t.iteration_statuses).map(([k, v]) => `${k} ${v}`).join(", ") || "–"),
-        h("dt", {}, "κ distribution"), h("dd", {}, Object.entries(t.kappa_distribution).filter(([, v]) => v).map(([k, v]) => `${k}: ${v}`).join(", ") || "–"),
+        h("dt", {}, "κ distribution"), h("dd", {}, kappaChart(t.kappa_distribution)),
         h("dt", {}, "circuits"), h("dd", { id: "circuits" }, Object.keys(circuits).length ? Object.entries(circuits).map(([slot, s]) => h("span", {}, `${slot} `, statusChip(s), " ")) : "all closed"),
       ),
       h("table", { id: "phase-stats" },
@@ -196,19 +245,31 @@ function expandable(text, id) {
 }
 
 export async function traceView(ctx, traceId) {
-  const { row, audit } = await ctx.api(`/api/traces/${encodeURIComponent(traceId)}`);
+  const { row, audit, journal } = await ctx.api(`/api/traces/${encodeURIComponent(traceId)}`);
+  // What the phases asked of their substrates (memory, policy…), as the store's audit trail records it.
+  const substrate = audit.filter((a) => a.event.event_type.startsWith("substrate."));
+  const calls = (phaseId) => substrate.filter((a) => a.event.phase_id === phaseId).length;
   const head = row
     ? h("dl", { class: "kv" }, h("dt", {}, "loop"), h("dd", {}, h("a", { href: `#/loop/${encodeURIComponent(row.loop_id)}` }, row.loop_id)), h("dt", {}, "iteration"), h("dd", {}, `#${row.iteration} (workspace ${row.workspace_id})`), h("dt", {}, "status"), h("dd", { id: "trace-status" }, statusChip(row.status)), h("dt", {}, "duration"), h("dd", {}, ms(row.duration_ms)), h("dt", {}, "cause"), h("dd", {}, h("code", {}, JSON.stringify(row.cause ?? {}))))
-    : h("p", { class: "muted" }, "This iteration is no longer held in memory: what the store's audit trail keeps of it is below.");
+    : h("p", { class: "muted", id: "trace-from-store" }, `This iteration is no longer held in memory: ${journal ? "its phases' outputs are read back from the store's journal, and its audit events from the audit trail" : "what the store's audit trail keeps of it is below"}.`);
   ctx.main.replaceChildren(
     h("h1", {}, "Trace ", h("code", {}, traceId)),
     searchBox(""),
     head,
     row ? h("h2", {}, "Phases") : null,
     row ? h("table", { id: "trace-phases" },
-      h("tr", {}, h("th", {}, "phase"), h("th", {}, "status"), h("th", {}, "attempt"), h("th", {}, "duration"), h("th", {}, "signature"), h("th", {}, "input"), h("th", {}, "output")),
-      row.phases.map((c, i) => h("tr", { "data-phase": c.phase_id }, h("td", {}, c.phase_id, c.routed_to ? ` → ${c.routed_to}` : ""), h("td", {}, statusChip(c.status), c.error ? h("div", { class: "error" }, `${c.error.code}: ${c.error.message}`) : null), h("td", {}, String(c.attempt)), h("td", {}, ms(c.duration_ms)), h("td", {}, h("code", { class: "signature" }, c.signature ?? "–")), h("td", {}, expandable(c.input, `input-${i}`)), h("td", {}, expandable(c.output, `output-${i}`)))),
+      h("tr", {}, h("th", {}, "phase"), h("th", {}, "status"), h("th", {}, "attempt"), h("th", {}, "duration"), h("th", {}, "signature"), h("th", {}, "substrate calls"), h("th", {}, "input"), h("th", {}, "output")),
+      row.phases.map((c, i) => h("tr", { "data-phase": c.phase_id }, h("td", {}, c.phase_id, c.routed_to ? ` → ${c.routed_to}` : ""), h("td", {}, statusChip(c.status), c.error ? h("div", { class: "error" }, `${c.error.code}: ${c.error.message}`) : null), h("td", {}, String(c.attempt)), h("td", {}, ms(c.duration_ms)), h("td", {}, h("code", { class: "signature" }, c.signature ?? "–")), h("td", { class: "substrate-calls" }, String(calls(c.phase_id))), h("td", {}, expandable(c.input, `input-${i}`)), h("td", {}, expandable(c.output, `output-${i}`)))),
     ) : null,
+    !row && journal ? [h("h2", {}, "Phases (from the store)"), h("table", { id: "trace-phases" },
+      h("tr", {}, h("th", {}, "phase"), h("th", {}, "status"), h("th", {}, "signature"), h("th", {}, "substrate calls"), h("th", {}, "input"), h("th", {}, "output")),
+      journal.phases.map((c, i) => h("tr", { "data-phase": c.phase_id }, h("td", {}, c.phase_id, c.next ? ` → ${c.next}` : ""), h("td", {}, statusChip(c.status)), h("td", {}, h("code", { class: "signature" }, c.signature)), h("td", { class: "substrate-calls" }, String(calls(c.phase_id))), h("td", {}, expandable(i === 0 ? journal.input : journal.phases[i - 1].output, `input-${i}`)), h("td", {}, expandable(c.output, `output-${i}`)))))] : null,
+    h("h2", {}, `Substrate calls (${substrate.length})`),
+    substrate.length
+      ? h("table", { id: "trace-substrate" },
+          h("tr", {}, h("th", {}, "phase"), h("th", {}, "event"), h("th", {}, "operation"), h("th", {}, "at"), h("th", {}, "result")),
+          substrate.map((a, i) => h("tr", { "data-phase": a.event.phase_id ?? "" }, h("td", {}, a.event.phase_id ?? "–"), h("td", {}, a.event.event_type), h("td", {}, h("code", {}, String(a.event.data?.operation ?? "–"))), h("td", {}, a.event.timestamp), h("td", {}, expandable(a.event.data === undefined ? undefined : JSON.stringify(a.event.data.result ?? a.event.data), `substrate-${i}`)))))
+      : h("p", { class: "muted", id: "trace-substrate-none" }, "No phase of this iteration called a substrate (as the audit trail records it)."),
     h("h2", {}, `Audit events (${audit.length})`),
     h("table", { id: "trace-audit" },
       h("tr", {}, h("th", {}, "seq"), h("th", {}, "event"), h("th", {}, "phase"), h("th", {}, "signature"), h("th", {}, "at"), h("th", {}, "data")),

@@ -112,6 +112,11 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  async journal(loopId: string, workspaceId: string, traceId: string): Promise<{ input: unknown; phases: PhaseCommit[] } | undefined> {
+    for (const it of this.iterations.values()) if (it.loop_id === loopId && it.workspace_id === workspaceId && it.trace_id === traceId) return { input: structuredClone(it.start.input), phases: structuredClone(it.phases) };
+    return undefined;
+  }
+
   async idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {
     return [...(this.idempotencyByLoop.get(loopId)?.values() ?? [])].reverse().slice(0, limit);
   }

@@ -284,6 +284,19 @@ export class PostgresStore implements Store {
     }
   }
 
+  async journal(loopId: string, workspaceId: string, traceId: string): Promise<{ input: unknown; phases: PhaseCommit[] } | undefined> {
+    try {
+      return await this.read(workspaceId, async (c) => {
+        const it = (await c.query<{ id: string; input: string }>(`SELECT id, input FROM ${this.t("iterations")} WHERE loop_id = $1 AND workspace_id = $2 AND trace_id = $3`, [loopId, workspaceId, traceId])).rows[0];
+        if (!it) return undefined;
+        const rows = (await c.query<{ phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }>(`SELECT phase_id, signature, status, output, next FROM ${this.t("phases")} WHERE iteration_id = $1 ORDER BY id`, [it.id])).rows;
+        return { input: typeof it.input === "string" ? (JSON.parse(it.input) as unknown) : (it.input as unknown), phases: rows.map((p) => ({ ...p, output: typeof p.output === "string" ? (JSON.parse(p.output) as unknown) : (p.output as unknown) })) };
+      });
+    } catch (error) {
+      throw storeErrorOf(this.display, error);
+    }
+  }
+
   async pending(limit: number): Promise<PendingSignal[]> {
     type Row = { id: string; connection_id: string; event_id: string; loop_id: string; workspace_id: string; trace_id: string; to_loop: string; envelope: string };
     const found = await this.everyWorkspace((c) => c.query<Row>(`SELECT id, connection_id, event_id, loop_id, workspace_id, trace_id, to_loop, envelope FROM ${this.t("outbox")} WHERE status = 'pending' ORDER BY id LIMIT $1`, [limit]));

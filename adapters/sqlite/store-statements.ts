@@ -2,7 +2,7 @@
  * The SQLite store's statements (adapters/sqlite/store.ts), prepared once per connection, and the
  * row shapes and merges its reads need.
  */
-import type { IdempotencyRecord } from "../../src/store/contracts.js";
+import type { IdempotencyRecord, PhaseCommit } from "../../src/store/contracts.js";
 import type { JournalIteration } from "../../src/store/audit-journal.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 import type { Database, Statement } from "./driver.js";
@@ -110,6 +110,14 @@ export function newestIdempotency(sources: IterableIterator<IdempotencyRow>[], l
     for (const it of sources) it.return?.();
   }
   return out;
+}
+
+/** One iteration's input and committed phases, by its trace (Store.journal). */
+export function iterationJournal(db: Database, loopId: string, workspaceId: string, traceId: string): { input: unknown; phases: PhaseCommit[] } | undefined {
+  const it = db.prepare("SELECT id, input FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?").get(loopId, workspaceId, traceId) as { id: number; input: string } | undefined;
+  if (!it) return undefined;
+  const phases = (db.prepare("SELECT phase_id, signature, status, output, next FROM phases WHERE iteration_id = ? ORDER BY id").all(it.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
+  return { input: JSON.parse(it.input) as unknown, phases };
 }
 
 /** The journal's iterations with their committed phases (of one workspace, or all), for `pulse audit verify`. */

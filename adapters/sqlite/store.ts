@@ -10,29 +10,20 @@
 import { statSync } from "node:fs";
 import { canonicalJson } from "../../src/json/canonical-json.js";
 import { chainHash, eventCanonical, GENESIS, verifyChain, type ChainLink } from "../../src/store/audit-chain.js";
-import { StoreError, type AuditFilter, type AuditPage, type ChainReport, type IdempotencyRecord, type InterruptedIteration, type LoopCounters, type MemoryChange, type PendingSignal, type PhaseCommit, type Store, type StoreInfo, type UnitOfWork } from "../../src/store/contracts.js";
+import type { AuditFilter, AuditPage, ChainReport, IdempotencyRecord, InterruptedIteration, LoopCounters, MemoryChange, PendingSignal, PhaseCommit, Store, StoreInfo, UnitOfWork } from "../../src/store/contracts.js";
 import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/substrates/contracts.js";
 import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
 import { checkIntegrity, openDatabase, storeError, type Database, type Statement } from "./driver.js";
-import { componentVersion, migrateComponent } from "./schema-versions.js";
+import { migrateComponent } from "./schema-versions.js";
 import { moveFinished, readCounters } from "./store-counters.js";
-import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
-import { eventOf, fileTables, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
+import { checkReadable, STORE_COMPONENT, STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
+import { eventOf, fileTables, iterationJournal, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
 import { TrailCheck, withTraceProblems } from "../../src/store/audit-journal.js";
 
-export const STORE_COMPONENT = "store";
+export { STORE_COMPONENT };
 export const STORE_SCHEMA_VERSION = STORE_MIGRATIONS.length;
 const WRITTEN_BY = "pulse 0.1.0";
-
-/** A file opened only to read: it must hold the store's tables, at a version this pulse knows. */
-function checkReadable(db: Database, path: string): void {
-  const version = componentVersion(db, STORE_COMPONENT);
-  if (version === 0) throw new StoreError("STORE_MISSING", `${path}: holds no pulse store (pulse run creates one; --store names another)`);
-  if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
-  // Migrating is a write, which a reader does not make (the pulse writing the file may be older).
-  if (version < STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_OLD", `${path}: its store tables are at schema version ${version}, written by an older pulse; this pulse reads store schema version ${STORE_MIGRATIONS.length} and migrates a file when it opens it to write (pulse run, pulse store vacuum): stop the older pulse using it, then run one of those`);
-}
 
 /** Events appended after the trace index's watermark before a unit brings the index up to date. */
 const TRACE_INDEX_BATCH = 2048;
@@ -206,6 +197,7 @@ export class SqliteStore implements Store {
       const id = iteration();
       const f = unit.finished;
       if (id !== undefined) s.finish!.run(f.status, f.closed ? 1 : 0, f.error ? json(f.error) : null, now, id);
+      if (id !== undefined) this.startedDurable.add(at);
       this.running.delete(key);
       // The watermark of finished iterations moves up every so many ends (a scan that stops at the first still running).
       if (++this.finishedSince >= FINISHED_BATCH) {
@@ -226,7 +218,6 @@ export class SqliteStore implements Store {
         if (c.started) this.startedDurable.add(at);
       }
     }
-    if (unit.finished && row !== undefined) this.startedDurable.add(at);
   }
 
   private memoryRows(graph: string, workspaceId: string, rows: readonly MemoryChange[]): void {
@@ -299,6 +290,10 @@ export class SqliteStore implements Store {
         return it;
       }),
     );
+  }
+
+  journal(loopId: string, workspaceId: string, traceId: string): Promise<{ input: unknown; phases: PhaseCommit[] } | undefined> {
+    return this.read(() => iterationJournal(this.db, loopId, workspaceId, traceId));
   }
 
   idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {

@@ -150,7 +150,8 @@ export async function openSessions(options: SessionStoreOptions, io: Pick<CliIO,
       });
       const [{ SessionRunner }, { createRuntime, storeAuditRegistry }, { runChecks }, loaded] = await Promise.all([import("../coding/session/runner.js"), import("../embedded.js"), import("../../adapters/agents/cli/checks.js"), agents()]);
       const runner = await SessionRunner.create({
-        runtime: await createRuntime(await auditTrail()?.then((store) => ({ registry: storeAuditRegistry(store) }))),
+        // The store journals each iteration (its phases' outputs) and keeps its audit trail: a crashed run's iteration resumes from there.
+        runtime: await createRuntime(await auditTrail()?.then((store) => ({ registry: storeAuditRegistry(store), store }))),
         records,
         profile,
         notifier,

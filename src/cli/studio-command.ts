@@ -14,6 +14,7 @@ import { readManifestSources } from "./inputs.js";
 import { DEFAULT_STORE, openStoreForCli } from "./store-open.js";
 import { openSessionRuns, serveStudio, studioStoreSpec } from "./studio-serve.js";
 import { parseListenHost, parsePort, type StudioCliOptions } from "./studio-options.js";
+import { openAgentStudio } from "./studio-agent.js";
 
 export async function runStudio(operands: readonly string[], opts: StudioCliOptions, io: CliIO, signals: { onStop: (stop: () => void) => void }): Promise<number> {
   const port = parsePort(opts.port);
@@ -52,7 +53,8 @@ export async function runStudio(operands: readonly string[], opts: StudioCliOpti
         return EXIT.problems;
       }
     }
-    const served = await serveStudio(host, store, sources, sessions.runs, { port, host: listen.host, ...(token !== undefined ? { token } : {}), allowHosts: opts.allowHost ?? [], allowOrigins: opts.allowOrigin ?? [], flag: "--port" });
+    const agent = openAgentStudio(opts, io);
+    const served = await serveStudio(host, store, sources, sessions.runs, { agent, port, host: listen.host, ...(token !== undefined ? { token } : {}), allowHosts: opts.allowHost ?? [], allowOrigins: opts.allowOrigin ?? [], flag: "--port" });
     studio = served.studio;
     io.stdout(`pulse studio at ${served.url} (${host.loops.length} loop${host.loops.length === 1 ? "" : "s"}; ${token !== undefined ? `bearer token ${madeUp ? "made up for this run" : "required"}: ${token}; ` : ""}Ctrl-C stops)\n`);
 
@@ -63,6 +65,7 @@ export async function runStudio(operands: readonly string[], opts: StudioCliOpti
     clearInterval(keepAlive);
     io.stdout("stopping: in-flight iterations finish; sessions running here pause\n");
     await served.server.close();
+    await agent.close();
     await sessions.close();
     await host.stop({ timeoutMs: 10_000 });
     served.studio.close();

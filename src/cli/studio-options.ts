@@ -14,6 +14,8 @@ export interface StudioCliOptions {
   kickoff?: boolean;
   allowHost?: string[];
   allowOrigin?: string[];
+  agentHome?: string;
+  root?: string[];
 }
 
 export const STUDIO_DESCRIPTION = "Host loops and watch and steer them, and the coding runs of a store, in a local web app.";
@@ -26,7 +28,9 @@ shows only the coding runs (sessions) recorded in the store.
 Open the printed address in a browser. Views: System (the loops' diagram with live status),
 Loop (a live timeline of iterations, telemetry, circuits; pause, resume, stop, trigger), Trace
 (one iteration by trace id), Coding runs (sessions: spend, gates, budgets; pause, resume with a
-raised budget, abort), Conformance (open a pulse-conform report).
+raised budget, abort), Conformance (open a pulse-conform report), and Agent (seed 002's Studio
+for pulse agent: threads, settings, guides, knowledge and actions of --agent-home; the paths it
+is sent must lie under a --root).
 
 It listens on 127.0.0.1 unless --host names another address; then a bearer token is required
 (--token, $PULSE_TOKEN, or one made up and printed at start) and the printed address carries it.
@@ -46,7 +50,9 @@ export function addStudioOptions(cmd: Command): Command {
     .option("-w, --workspace <id>", "workspace the loops run in", "default")
     .option("--no-kickoff", "do not run every loop once at start: wait for cadences only")
     .option("--allow-host <name>", "also accept requests addressed to this host name (name or name:port; repeatable)", collect)
-    .option("--allow-origin <origin>", "also accept requests from web pages of this origin (repeatable)", collect);
+    .option("--allow-origin <origin>", "also accept requests from web pages of this origin (repeatable)", collect)
+    .option("--agent-home <dir>", "the agent's home the Agent pages work on (default $PULSE_AGENT_HOME, else ~/.pulse/agent)")
+    .option("--root <dir>", "a directory the Agent pages may point threads and files at (repeatable; default the current directory)", collect);
 }
 
 export function parsePort(text: string | undefined): number {

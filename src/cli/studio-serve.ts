@@ -11,6 +11,8 @@ import { SessionInputError } from "../coding/session/service.js";
 import type { Host } from "../host/host.js";
 import { spellStoreSpec, type Store } from "../store/contracts.js";
 import { Studio } from "../studio/studio.js";
+import type { AgentStudio } from "../studio/agent/service.js";
+import type { Feed } from "../studio/feed.js";
 import { StudioServer } from "../studio/server.js";
 import { Runs, SessionRuns } from "../studio/runs.js";
 import type { ManifestSource } from "../source/load.js";
@@ -56,17 +58,18 @@ export interface StudioListen {
   allowOrigins?: readonly string[];
   /** The flag a listening error names (--port, --studio). */
   flag: string;
+  agent?: { get(): AgentStudio; feed: Feed };
 }
 
 /** The studio over a host with its loops loaded: listening, its address as a browser opens it. */
 export async function serveStudio(host: Host, store: Store, sources: readonly ManifestSource[], runs: Runs, listen: StudioListen): Promise<{ studio: Studio; server: StudioServer; url: string }> {
   const svg = sources.length === 0 ? "" : inlineSvg(await renderDiagram(buildGraph(sources.map((s) => ({ file: s.file, manifest: s.value }))), "svg"));
-  const studio = new Studio(host, store, svg);
+  const studio = new Studio(host, store, svg, listen.agent ? { feed: listen.agent.feed } : {});
   for (const s of sources) {
     const id = (s.value as { loop_id?: unknown } | null)?.loop_id;
     if (typeof id === "string") studio.nameFile(id, s.file);
   }
-  const server = new StudioServer(studio, runs, { ...(listen.token !== undefined ? { token: listen.token } : {}), allowHosts: listen.allowHosts ?? [], allowOrigins: listen.allowOrigins ?? [] });
+  const server = new StudioServer(studio, runs, { ...(listen.token !== undefined ? { token: listen.token } : {}), allowHosts: listen.allowHosts ?? [], allowOrigins: listen.allowOrigins ?? [], ...(listen.agent ? { agent: listen.agent } : {}) });
   const url = await server.listen(listen.port, listen.host).catch((e: NodeJS.ErrnoException) => {
     studio.close();
     throw new UsageError(e.code === "EADDRINUSE" ? `${listen.flag} ${listen.port}: the port is already in use on ${listen.host} (0 takes a free one)` : e.code === "EADDRNOTAVAIL" ? `--host ${listen.host}: not an address of this machine` : `cannot listen on ${listen.host}:${listen.port}: ${e.code ?? e.message}`);

@@ -38,7 +38,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
  * Every POST must say it is application/json, even an empty one: a web page can send any other
  * type (text/plain, a form, none) without asking first, never this one.
  */
-export async function readJson(req: IncomingMessage): Promise<unknown> {
+export async function readJson(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
   const type = req.headers["content-type"] ?? "";
   if (!/^application\/json\s*(;|$)/i.test(type)) {
     req.resume();
@@ -48,7 +48,7 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, "TOO_LARGE", `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > maxBytes) throw new HttpError(413, "TOO_LARGE", `the body is larger than ${maxBytes} bytes`);
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString("utf8").trim();

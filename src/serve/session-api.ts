@@ -171,10 +171,9 @@ export class SessionApi {
     const run = this.running.get(session.id);
     if (run) {
       await this.service.records.requestControl(session.id, "abort");
-      // Launched but still setting up (locking, choosing its branch): it is stopped as soon as it runs.
-      let settled = false;
-      void run.finally(() => (settled = true));
-      while (!settled && !this.runner.abortHere(session.id)) await new Promise((r) => setTimeout(r, 25));
+      // Launched but maybe still setting up (locking, choosing its branch): the runner hands the run
+      // over the moment it takes it (claimed), and it is stopped then; a run that ends first needs nothing.
+      if (await Promise.race([this.runner.claimed(session.id), run.then(() => false)])) this.runner.abortHere(session.id);
       await run;
       return (await this.service.records.get(session.id))!;
     }

@@ -194,6 +194,12 @@ export interface Store {
    * nothing of it is there: what a unit whose commit was in doubt (StoreError.inDoubt) left.
    */
   iteration?(loopId: string, workspaceId: string, traceId: string): Promise<{ status: string } | undefined>;
+  /**
+   * What the journal keeps of one iteration by trace id: its input and its committed phases
+   * (outputs included), or undefined when it holds none. Read by the studio's trace view for
+   * iterations no longer held in memory; stores that cannot answer omit it.
+   */
+  journal?(loopId: string, workspaceId: string, traceId: string): Promise<{ input: unknown; phases: PhaseCommit[] } | undefined>;
   /** Signals written to the outbox and not yet settled, oldest first. */
   pending(limit: number): Promise<PendingSignal[]>;
   /** A signal of the outbox was acknowledged (or refused for good): it is not sent again. */

@@ -14,6 +14,8 @@ import type { Runs, RunAction } from "./runs.js";
 import { loadStaticFiles, PAGE_HEADERS, type StaticFile } from "./static.js";
 import { Studio, StudioError } from "./studio.js";
 import { conformanceView } from "./conformance.js";
+import { agentRoute } from "./agent/routes.js";
+import type { AgentStudio } from "./agent/service.js";
 
 export interface StudioServerOptions {
   token?: string;
@@ -21,6 +23,8 @@ export interface StudioServerOptions {
   allowOrigins?: readonly string[];
   /** How often run summaries are read back from their records while a browser watches (default 1 s). */
   runPollMs?: number;
+  /** Seed 002's Studio pages over an agent home (pulse studio serves them; pulse run --studio does not). */
+  agent?: { get(): AgentStudio };
 }
 
 const LOOP_ACTIONS = new Set(["pause", "resume", "stop", "trigger"]);
@@ -170,6 +174,10 @@ export class StudioServer {
         }
         return sendJson(res, 200, { run: await source.control(c!, d as RunAction, body as Record<string, unknown>) });
       }
+    }
+    if (a === "agent") {
+      if (!this.options.agent) throw new HttpError(404, "NOT_FOUND", "the agent pages are served by pulse studio (not pulse run --studio)");
+      return agentRoute(this.options.agent.get(), req, res, parts.slice(1), url, allow);
     }
     if (a === "conformance" && parts.length === 1) {
       allow("POST");

@@ -13,6 +13,8 @@ const FILES: Record<string, { file: string; type: string }> = {
   "/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/views.js": { file: "views.js", type: "text/javascript; charset=utf-8" },
   "/runs.js": { file: "runs.js", type: "text/javascript; charset=utf-8" },
+  "/agent.js": { file: "agent.js", type: "text/javascript; charset=utf-8" },
+  "/agent-admin.js": { file: "agent-admin.js", type: "text/javascript; charset=utf-8" },
   "/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
 };
 

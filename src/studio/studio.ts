@@ -37,6 +37,19 @@ export function capturing(inner: PhaseHandler, current: () => Studio | undefined
   };
 }
 
+/** An iteration read back from the store's journal: its input and each committed phase's output (JSON text, cut to 8 KiB). */
+export interface StoredIteration {
+  loop_id: string;
+  workspace_id: string;
+  input: string;
+  phases: { phase_id: string; status: string; signature: string; next: string | null; output: string }[];
+}
+
+const capped = (v: unknown): string => {
+  const text = JSON.stringify(v) ?? "null";
+  return text.length > 8192 ? `${text.slice(0, 8192)}… (${text.length - 8192} more characters)` : text;
+};
+
 export class StudioError extends Error {
   constructor(
     readonly status: number,
@@ -149,12 +162,16 @@ export class Studio {
   }
 
   /** One iteration by trace id: the held row with its phases, and the audit events the store keeps of it. */
-  async trace(traceId: string): Promise<{ row: IterationRow | null; audit: StoredAuditEvent[] }> {
+  async trace(traceId: string): Promise<{ row: IterationRow | null; audit: StoredAuditEvent[]; journal?: StoredIteration }> {
     if (!/^[0-9a-f]{32}$/.test(traceId)) throw new StudioError(400, "BAD_TRACE_ID", `a trace id is 32 lowercase hex digits, not ${JSON.stringify(traceId.slice(0, 40))}`);
     const page = await this.store.queryAudit({ trace_id: traceId, limit: 500 });
     const row = this.history.trace(traceId) ?? null;
     if (!row && page.events.length === 0) throw new StudioError(404, "NOT_FOUND", `no iteration with trace id ${traceId} is held here or in the store's audit trail`);
-    return { row, audit: page.events.map(({ position: _p, ...e }) => e) };
+    const audit = page.events.map(({ position: _p, ...e }) => e);
+    // Older than what is held (or from an earlier run): each phase's output from the store's journal.
+    const first = audit[0]?.event;
+    const journal = !row && first && this.store.journal ? await this.store.journal(first.loop_id, first.workspace_id, traceId) : undefined;
+    return { row, audit, ...(journal ? { journal: { loop_id: first!.loop_id, workspace_id: first!.workspace_id, input: capped(journal.input), phases: journal.phases.map((p) => ({ phase_id: p.phase_id, status: p.status, signature: p.signature, next: p.next, output: capped(p.output) })) } } : {}) };
   }
 
   search(q: string): IterationRow[] {

@@ -150,11 +150,11 @@ describe("pulse session (the bin)", () => {
     expect(s).toMatchObject({ status: "aborted", runner_pid: null });
   }, 30_000);
 
-  it("survives a SIGKILL of its runner mid-iteration: resume marks the iteration interrupted, keeps its work and goes on", async () => {
+  it("survives a SIGKILL of its runner mid-turn: resume keeps what the agent left in a recovery commit and dispatches the turn again under the same iteration", async () => {
     const { repo, script, pulse } = setup([
       { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
-      { match: { iteration: 2 }, outcome: "hang" },
-      { match: { iteration: 3 }, files: { "b.js": "2\n" }, commit: "b", text: "<signal>COMPLETE</signal>" },
+      // The first attempt hangs (until pulse is killed); the one dispatched again finds what the first left, and finishes.
+      { match: { iteration: 2 }, shell: ["[ -e wip.js ] || sleep 50", "echo 2 > b.js"], commit: "b", text: "<signal>COMPLETE</signal>" },
     ]);
     const started = pulse("start", "--goal", "crash me", "--driver", "scripted", "--script", script, "--detach");
     const id = /session ([0-9a-f-]{36}) started/.exec(started.stdout)![1]!;
@@ -173,11 +173,13 @@ describe("pulse session (the bin)", () => {
     expect(pulse("list", "--status", "running").stdout).not.toContain(id.slice(0, 8));
     const resumed = pulse("resume", id);
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toMatch(/iteration 2 was interrupted when its runner stopped; what it left is in recovery commit [0-9a-f]{8}/);
+    expect(resumed.stdout).toMatch(/iteration 2 was interrupted during its agent's turn when its runner stopped; what the agent left is in recovery commit [0-9a-f]{8}; the turn is dispatched again as iteration 2 \(build_context not run again\)/);
     const d = json(pulse("status", id, "--json"));
-    expect(d.session).toMatchObject({ status: "complete", current_iteration: 3 });
-    expect(d.iterations.map((i: { status: string }) => i.status)).toEqual(["complete", "failed", "complete"]);
-    expect(d.iterations[1].error).toMatch(/^interrupted: the runner \(process \d+\) stopped during this iteration/);
-    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)).toEqual(["b", `[RECOVERY] session ${id}: work left by iteration 2, interrupted`, "a", "initial"]);
+    expect(d.session).toMatchObject({ status: "complete", current_iteration: 2, total_commits: 3 });
+    expect(d.iterations.map((i: { status: string }) => i.status)).toEqual(["complete", "complete"]);
+    // The iteration's evidence holds both attempts: what the first left (its recovery commit) and what the second did.
+    expect(d.iterations[1].files_changed).toEqual(["b.js", "wip.js"]);
+    expect(d.iterations[1].task_content).toMatch(/an earlier attempt at this iteration was interrupted when pulse stopped, and is being run again\. What it left is in commit [0-9a-f]{8}/);
+    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)).toEqual(["b", `[RECOVERY] session ${id}: work left by iteration 2, interrupted; its turn is dispatched again`, "a", "initial"]);
   }, 60_000);
 });

@@ -122,6 +122,47 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
     expect(pulse("abort", id).stderr).toMatch(/is already aborted/);
   }, 90_000);
 
+  it("resumes a session whose runner was killed mid-turn from the journal in PostgreSQL: the turn dispatched again under the same iteration, recorded once, the audit trail verified", async () => {
+    const s = migrated();
+    const { repo, script, pulse } = setup(
+      [
+        { match: { iteration: 1 }, files: { "a.js": "1\n" }, commit: "a", text: "<signal>CONTINUE</signal>" },
+        // Hangs until pulse is killed; dispatched again, it finds what the first attempt left and finishes.
+        { match: { iteration: 2 }, shell: ["[ -e wip.js ] || sleep 50", "echo 2 > b.js"], commit: "b", text: "<signal>COMPLETE</signal>" },
+      ],
+      s.appUrl,
+    );
+    const started = pulse("start", "--goal", "crash me", "--driver", "scripted", "--script", script, "--detach");
+    expect(started.code, started.stderr).toBe(0);
+    const id = /session ([0-9a-f-]{36}) started/.exec(started.stdout)![1]!;
+    const running = await until(() => {
+      const d = json(pulse("status", id, "--json"));
+      return d.iterations[1]?.status === "running" ? d : undefined;
+    });
+    writeFileSync(join(running.session.worktree_path, "wip.js"), "// work in progress\n");
+    process.kill(running.session.runner_pid, "SIGKILL");
+    await until(() => (json(pulse("status", id, "--json")).live === false ? true : undefined));
+    const resumed = pulse("resume", id);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/iteration 2 was interrupted during its agent's turn when its runner stopped; what the agent left is in recovery commit [0-9a-f]{8}; the turn is dispatched again as iteration 2 \(build_context not run again\)/);
+    const d = json(pulse("status", id, "--json"));
+    expect(d.session).toMatchObject({ status: "complete", current_iteration: 2 });
+    expect(d.iterations.map((i: { iteration_number: number; status: string }) => [i.iteration_number, i.status])).toEqual([
+      [1, "complete"],
+      [2, "complete"],
+    ]);
+    expect(gitLog(repo, `pulse/session/${id.slice(0, 8)}`)).toEqual(["b", `[RECOVERY] session ${id}: work left by iteration 2, interrupted; its turn is dispatched again`, "a", "initial"]);
+    // The resumed iteration's trace in the store: build_context once, the turn re-dispatched once.
+    const events = (await s.admin(`SELECT event_type, phase_id, trace_id FROM "${s.schema}".audit_events WHERE workspace_id = $1 ORDER BY chain_seq`, [id])).rows as { event_type: string; phase_id: string | null; trace_id: string }[];
+    const trace = events.find((e) => e.event_type === "session.turn_redispatched")!.trace_id;
+    const mine = events.filter((e) => e.trace_id === trace);
+    expect(mine.filter((e) => e.event_type === "phase.completed" && e.phase_id === "build_context")).toHaveLength(1);
+    expect(mine.filter((e) => e.event_type === "session.turn_redispatched")).toHaveLength(1);
+    expect(mine.filter((e) => e.event_type === "iteration.resumed")).toHaveLength(1);
+    const verified = runBin("pulse", ["audit", "verify", "--store", s.appUrl], { cwd: repo });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+  }, 90_000);
+
   it("hands the agent's MCP server the same records: pulse session mcp --store postgres://… --session ID serves that session", async () => {
     const s = migrated();
     const { script, pulse, repo, env } = setup([{ text: "<signal>COMPLETE</signal>" }], s.appUrl);

@@ -83,6 +83,9 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     await expect.poll(() => page.locator(`.iteration-row[data-iteration="${newest + 1}"] td.cell.completed`).count(), { timeout: 5_000 }).toBe(4);
     expect(Number(await page.locator("#iteration-count").textContent())).toBeGreaterThanOrEqual(1);
     expect(await page.locator("#phase-stats").textContent()).toMatch(/fetch\d+\d+ ms/);
+    // κ as a chart: a bar per bucket, the route phase's κ 0 counted in the first.
+    expect(await page.locator("#kappa-chart .kappa-bar").count()).toBe(5);
+    expect(Number(await page.locator('#kappa-chart .kappa-bar[data-bucket="0"]').getAttribute("data-count"))).toBeGreaterThanOrEqual(1);
     await page.screenshot({ path: join(SHOTS, "loop.png"), fullPage: false });
   });
 
@@ -108,6 +111,10 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     expect(await page.locator("#output-0").textContent()).toContain("query");
     expect(await page.locator("#trace-audit tr").count()).toBeGreaterThan(4);
     expect(await page.locator("#trace-audit").textContent()).toContain("iteration.started");
+    // The substrate calls: hello's apply and learn store nodes in memory (substrate.mutated).
+    expect(await page.locator('#trace-substrate tr[data-phase="apply"]').textContent()).toContain("store_node");
+    expect(await page.locator('#trace-phases tr[data-phase="apply"] .substrate-calls').textContent()).toBe("1");
+    expect(await page.locator('#trace-phases tr[data-phase="fetch"] .substrate-calls').textContent()).toBe("0");
     await page.screenshot({ path: join(SHOTS, "trace.png") });
     await page.locator("#trace-search").fill("examples.hello");
     await page.locator("#trace-go").click();

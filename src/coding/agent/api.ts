@@ -62,6 +62,8 @@ export interface AgentOptions {
   runtime?: Runtime;
   /** Hears what the agent did on its own: action processes a killed run left, stopped at start. */
   onNote?: (message: string) => void;
+  /** Only these of the home's actions are offered (a studio thread's chosen actions); default all. */
+  actions?: readonly string[];
 }
 
 export interface AskOptions extends AgentHooks {
@@ -156,7 +158,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       if (!existsSync(abs)) throw new AgentError(`--files: ${f}: no such file`);
       return abs;
     });
-  const actions = () => discoverActions(paths.actions).actions;
+  const actions = () => discoverActions(paths.actions).actions.filter((a) => !o.actions || o.actions.includes(a.name));
   const reportOf = (runId: string) => reportPath(home, runId, config);
 
   return {

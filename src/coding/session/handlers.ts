@@ -58,6 +58,12 @@ export interface IterationPlan extends IterationRef {
   anchor_strategy: string;
   anchor_turn_id: string | null;
   slice_id: string | null;
+  /**
+   * The tree as the iteration started, taken before its turn: a turn dispatched again after a
+   * crash (its first attempt's leftovers in a recovery commit) is judged from here, so what the
+   * first attempt did stays this iteration's work.
+   */
+  start: EvidenceStart;
 }
 
 /** dispatch_agent (the act phase) → extract_evidence: the action, which learn's outcome is grounded on. */
@@ -132,6 +138,11 @@ async function turnsOf(ctx: PhaseContext, run: SessionRun): Promise<Turn[]> {
   return [...turns.values()].sort((a, b) => a.iteration - b.iteration);
 }
 
+/** What the agent of a turn dispatched again is told. */
+export function redispatchNote(commit: string | null): string {
+  return `Note: an earlier attempt at this iteration was interrupted when pulse stopped, and is being run again.${commit ? ` What it left is in commit ${commit.slice(0, 8)} on this branch: check it and carry on from there.` : " It left no changes."}`;
+}
+
 export function turnId(iteration: number): string {
   return `turn-${iteration}`;
 }
@@ -165,8 +176,9 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       });
       const sliceIds = [...new Set([...(anchor.turn ? [anchor.turn.id] : []), ...prefetched.map((e) => turnId(e.iteration))])].filter((id) => turns.some((t) => t.id === id));
       const slice = sliceIds.length > 0 ? `slice_${createHash("sha256").update(sliceIds.join(",")).digest("hex").slice(0, 12)}` : null;
-      // A rate-limited attempt of this number is retried in its own row (iteration numbers stay unique).
-      const retried = earlier.find((i) => i.iteration_number === iteration && i.status === "rate_limited");
+      // A rate-limited attempt of this number is retried in its own row (iteration numbers stay unique),
+      // as is one a dead runner left before its turn (still pending: no agent ran for it).
+      const retried = earlier.find((i) => i.iteration_number === iteration && (i.status === "rate_limited" || i.status === "pending"));
       const fresh = { inbox_task_id: randomUUID(), error: null, finished_at: null, started_at: new Date().toISOString(), tokens_used: 0, cost_usd: 0, output_summary: null, output_full: null };
       const fields = {
         task_content: prompt,
@@ -186,16 +198,23 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         await phaseAuditSink(ctx)("guidance.held", { event_id: replan.event_id, files: replan.files, iteration });
         run.emit({ type: "guidance.held", session_id: s.id, iteration, event_id: replan.event_id, files: replan.files });
       }
-      return { session_id: s.id, iteration, iteration_id: record.id, slice_ids: sliceIds, anchor_depth: anchor.depth, replan, prompt, query: s.goal, node_ids: sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice };
+      const start = await startEvidence(workdirOf(s));
+      return { session_id: s.id, iteration, iteration_id: record.id, slice_ids: sliceIds, anchor_depth: anchor.depth, replan, prompt, query: s.goal, node_ids: sliceIds, anchor_strategy: anchor.strategy, anchor_turn_id: anchor.turnId, slice_id: slice, start };
     },
 
     dispatch_agent: async (ctx): Promise<AgentTurn> => {
       const run = runOf(runs, ctx);
       const plan = ctx.input as IterationPlan;
       const d = run.profile.dispatch;
+      // A turn a dead runner left (its agent reaped, its leftovers in a recovery commit) is dispatched
+      // again under the same iteration: the agent is told, and the audit trail says so once.
+      const again = run.redispatch?.iteration === plan.iteration ? run.redispatch : undefined;
+      if (again) delete run.redispatch;
+      const prompt = again ? `${plan.prompt}\n\n${redispatchNote(again.commit)}` : plan.prompt;
+      if (again) await phaseAuditSink(ctx)("session.turn_redispatched", { iteration: plan.iteration, iteration_id: plan.iteration_id, recovery_commit: again.commit, runner_pid: again.runnerPid });
       // Persisted before the call: a host that dies during it leaves a dispatched iteration to recover.
-      await run.records.updateIteration(plan.iteration_id, { status: "dispatched" });
-      const start = await startEvidence(workdirOf(run.session));
+      await run.records.updateIteration(plan.iteration_id, { status: "dispatched", ...(again ? { task_content: prompt } : {}) });
+      const start = plan.start;
       await run.records.updateIteration(plan.iteration_id, { status: "running" });
       // Each process the agent starts is in the records from its first moment to the turn's end.
       const { onSpawn, marker, done } = await recordedProcesses(run, plan.iteration);
@@ -203,7 +222,7 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       try {
         result = await run.driver.run(
           {
-            prompt: plan.prompt,
+            prompt,
             cwd: workdirOf(run.session),
             loopId: SESSION_LOOP_ID,
             phaseId: "dispatch_agent",
@@ -318,7 +337,10 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
         ...(result.error?.kind === "permission_denied" ? { permissionDenials: 1 } : {}),
         ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
       });
-      run.session = await run.records.update(s.id, {
+      // Run again after a crash that came after this update (the journal had not committed the phase):
+      // the session's totals already hold this iteration, and are not counted twice.
+      const counted = !limited && s.progress_log.some((e) => e.iteration === x.iteration);
+      if (!counted) run.session = await run.records.update(s.id, {
         // The agent's last real signal stays; a rate-limited turn is no turn (its number is reused).
         last_signal: said?.signal ?? s.last_signal,
         progress_log: limited ? s.progress_log : [...s.progress_log, { iteration: x.iteration, signal: said?.signal ?? "NONE", summary: x.summary, commit }],

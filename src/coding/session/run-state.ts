@@ -51,6 +51,11 @@ export interface SessionRun {
   interrupted?: string;
   /** Stops the current turn when a signal's grace runs out. */
   interruptTimer?: NodeJS.Timeout;
+  /**
+   * A turn a dead runner left interrupted, to be dispatched again under its iteration when the
+   * journal resumes it: the recovery commit of what its agent left (null: nothing), that runner's pid.
+   */
+  redispatch?: { iteration: number; commit: string | null; runnerPid: number | null };
   /** The guidance gate of the session's working directory (its `.pulse/`), opened by the first iteration. */
   guidance?: GuidanceGate;
   emit(event: SessionEvent): void;

@@ -1,10 +1,13 @@
 /**
  * The session runner: runs a session's iterations on the PULSE runtime (one iteration of
  * `coding.pulse_session` per agent turn, the session's id as its workspace) until the agent
- * signals COMPLETE or BLOCKED, a limit stops it, or a person pauses or aborts it. It resumes
- * from the records: an iteration a dead runner left in flight is marked failed (interrupted),
- * with a recovery commit of whatever it left in the tree. Pause and abort requested by another
- * process arrive through the records, polled while an iteration runs.
+ * signals COMPLETE or BLOCKED, a limit stops it, or a person pauses or aborts it. An iteration a
+ * dead runner left in flight is resumed through the runtime's journal, under its number: the
+ * phases it committed are not run again (their journaled outputs feed the next), and a turn the
+ * crash cut short is dispatched again once what its agent left is stopped and kept in a recovery
+ * commit (docs/decisions.md). Without a journal (a runtime with no store) such an iteration is
+ * marked failed (interrupted) instead. Pause and abort requested by another process arrive
+ * through the records, polled while an iteration runs.
  */
 import { baselineOf, type CheckRunner } from "../gate.js";
 import type { AgentDriver } from "../../agents/contract.js";
@@ -24,6 +27,11 @@ import { SessionEventLog } from "./event-log.js";
 import { SessionError } from "./session-error.js";
 import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
+import { Claims } from "./claims.js";
+import { recoverInterrupted, type JournaledIteration, type Recovered } from "./resume.js";
+import { guardBudgets, guardRestored, turnTime } from "./guard-state.js";
+
+export { guardRestored, turnTime };
 
 export interface SessionRunnerOptions {
   runtime: Runtime;
@@ -46,6 +54,9 @@ export interface SessionRunnerOptions {
 export { SessionError };
 
 export class SessionRunner {
+  /** Callers waiting for this process to take a session (claimed()). */
+  private readonly claims = new Claims();
+
   private constructor(
     private readonly o: SessionRunnerOptions,
     private readonly runs: SessionRuns,
@@ -64,6 +75,15 @@ export class SessionRunner {
   /** Whether this process runs the session now. */
   isRunning(id: string): boolean {
     return this.runs.has(id);
+  }
+
+  /**
+   * Resolves true once this process has taken the session (abortHere() then stops it), false
+   * when a run of it ended without taking it: a handoff, so a caller that launched a run waits
+   * for the exact moment it can act on it, never polls.
+   */
+  claimed(id: string): Promise<boolean> {
+    return this.runs.has(id) ? Promise.resolve(true) : this.claims.wait(id);
   }
 
   /** Stops a session this process runs at once (the agent's process group with it). */
@@ -108,8 +128,12 @@ export class SessionRunner {
     let s = await records.get(id);
     if (!s) throw new SessionError("NOT_FOUND", `no session ${id}`);
     id = s.id;
-    if (isFinished(s.status)) throw new SessionError("FINISHED", `session ${id} is ${s.status}: there is nothing to resume`);
+    if (isFinished(s.status)) {
+      this.claims.settle(id, false);
+      throw new SessionError("FINISHED", `session ${id} is ${s.status}: there is nothing to resume`);
+    }
     if (this.runs.has(id) || (s.status === "running" && s.runner_pid !== process.pid && processAlive(s.runner_pid))) {
+      if (!this.runs.has(id)) this.claims.settle(id, false);
       throw new SessionError("RUNNING", `session ${id} is already running (process ${s.runner_pid}); pause or abort it first`);
     }
     let lock: WorktreeLock;
@@ -118,6 +142,7 @@ export class SessionRunner {
       // The lock is the session's worktree (sessions in their own worktrees run side by side), or the checkout in place.
       lock = options.lock ?? (await lockWorktree(s.repo_path, workdirOf(s), `pulse session ${id}`));
     } catch (e) {
+      this.claims.settle(id, false);
       throw new SessionError("LOCKED", `${workdirOf(s)}: ${(e as Error).message}`);
     }
     // Every event goes to the records too, for whoever follows the session from elsewhere.
@@ -134,20 +159,24 @@ export class SessionRunner {
       if (this.o.stateDir) await excludeFromRepo(s.repo_path, this.o.stateDir);
       const resumed = s.current_iteration > 0;
       let branch: string | null;
-      let recovered: string | undefined;
+      let found: Recovered;
       let opened: string | undefined;
       if (s.worktree_path) {
         // The user's checkout is never touched: the worktree (re)opens on the session's branch, and what a dead runner left there is kept.
         const how = await openWorkspace(s);
         if (how === "recreated") opened = `its worktree ${s.worktree_path} was recreated from branch ${s.branch_name}`;
-        recovered = await this.recoverInterrupted(s);
+        found = await recoverInterrupted(s, this.o.records, this.o.runtime.store);
         branch = s.branch_name;
       } else {
-        recovered = await this.recoverInterrupted(s);
+        found = await recoverInterrupted(s, this.o.records, this.o.runtime.store);
         branch = await useBranch(s.repo_path, s.branch_name);
       }
-      if (opened) recovered = recovered ? `${opened}; ${recovered}` : opened;
-      const resumedFrom = s;
+      const recovered = opened && found.note ? `${opened}; ${found.note}` : (opened ?? found.note);
+      const { journaled } = found;
+      // The iteration resumed (or run again from its start) is not counted as run yet.
+      const unfinished = journaled?.number ?? found.rerun;
+      if (found.rerun !== undefined) s = await records.update(id, { current_iteration: found.rerun - 1 });
+      const resumedFrom = unfinished === undefined ? s : { ...s, current_iteration: unfinished - 1 };
       const resumedAfter = resumed && (s.status === "blocked" || s.status === "failed" || s.status === "paused") ? (s.status_reason ?? s.status) : undefined;
       // A stale pause is dropped, but an abort asked for while this runner was starting (a detached
       // session aborted at once) is kept: the loop acts on it before the first turn.
@@ -160,24 +189,27 @@ export class SessionRunner {
         driver,
         profile: this.o.profile,
         guard: new LoopGuard(
-          { ...this.o.profile.limits, maxIterations: s.max_iterations, ...budgetsOf(s) },
+          { ...this.o.profile.limits, maxIterations: s.max_iterations, ...guardBudgets(s) },
           Date.now,
           // Spend counts across resumes: what the session's earlier runs used, from its records.
           { ...guardRestored(resumedFrom), tokens: s.total_tokens_used, costUsd: s.total_cost_usd, elapsedMs: turnTime(previous) },
         ),
         ledger: new CostLedger(),
         controller: new AbortController(),
-        priorTurns: previous.filter((i) => i.finished_at && i.status !== "rate_limited").map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "NONE", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
+        // The iteration the journal resumes is not a prior turn, though its record may be written: its learn phase remembers it.
+        priorTurns: previous.filter((i) => i.finished_at && i.status !== "rate_limited" && i.iteration_number !== journaled?.number).map((i) => ({ id: turnId(i.iteration_number), iteration: i.iteration_number, summary: i.output_summary ?? "", signal: i.signal ?? "NONE", commit: i.commit_hash, files: i.files_changed, depth: i.anchor_depth ?? 0 })),
         priorStored: false,
         ...(resumedAfter ? { resumedAfter } : {}),
+        ...(found.journaled?.phase === "dispatch_agent" ? { redispatch: { iteration: found.journaled.number, commit: found.commit ?? null, runnerPid: resumedFrom.runner_pid } } : {}),
         ...(this.o.processes ? { processes: this.o.processes } : {}),
         ...(this.o.checks ? { checks: this.o.checks } : {}),
         emit,
       };
       this.runs.set(id, run);
+      this.claims.settle(id, true);
       emit({ type: "session.started", session: s, resumed, ...(recovered ? { recovered } : {}) });
       await this.takeBaseline(run);
-      return await this.iterate(run);
+      return await this.iterate(run, journaled);
     } catch (e) {
       // Whatever stopped it, the records say so: a session is never left "running" with no runner.
       const now = await records.get(id).catch(() => undefined);
@@ -189,6 +221,7 @@ export class SessionRunner {
       await log.flush();
       clearTimeout(this.runs.get(id)?.interruptTimer);
       this.runs.delete(id);
+      this.claims.settle(id, false);
       lock.release();
     }
   }
@@ -205,18 +238,7 @@ export class SessionRunner {
     run.emit({ type: "verify.baseline", session_id: s.id, checks: baseline });
   }
 
-  /** An iteration a dead runner left in flight: failed (interrupted), its leftovers kept in a recovery commit. */
-  private async recoverInterrupted(s: SessionRecord): Promise<string | undefined> {
-    const open = (await this.o.records.iterations(s.id)).filter((i) => i.status === "pending" || i.status === "dispatched" || i.status === "running");
-    if (open.length === 0) return undefined;
-    const sha = await recoveryCommit(workdirOf(s), `session ${s.id}: work left by iteration ${open.at(-1)!.iteration_number}, interrupted`);
-    for (const i of open) {
-      await this.o.records.updateIteration(i.id, { status: "failed", error: `interrupted: the runner (process ${s.runner_pid ?? "?"}) stopped during this iteration`, finished_at: new Date().toISOString(), ...(sha ? { commit_hash: sha } : {}) });
-    }
-    return `iteration ${open.at(-1)!.iteration_number} was interrupted when its runner stopped${sha ? `; what it left is in recovery commit ${sha.slice(0, 8)}` : ""}`;
-  }
-
-  private async iterate(run: SessionRun): Promise<SessionRecord> {
+  private async iterate(run: SessionRun, journaled?: JournaledIteration): Promise<SessionRecord> {
     const { records } = this.o;
     const id = run.session.id;
     const poll = setInterval(() => {
@@ -229,21 +251,39 @@ export class SessionRunner {
     }, run.profile.recordBranch.controlPollMs);
     poll.unref();
     try {
+      let resuming = journaled;
       for (;;) {
         const s = (await records.get(id))!;
-        if (s.control === "abort" || run.controller.signal.aborted) return await this.finishAborted(run);
-        if (run.interrupted !== undefined) return await this.finishInterrupted(run);
-        if (s.control === "pause") return await this.finish(run, { status: "paused", control: null, status_reason: `paused after iteration ${s.current_iteration}` }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: resume with pulse session resume ${id}` });
-        const before = run.guard.beforeIteration();
-        if (before.action === "stop") return await this.stop(run, before);
-        const number = s.current_iteration + 1;
-        const result = await this.loop.runIteration({ workspace: id, input: { session_id: id, iteration: number } });
+        if (s.control === "abort" || run.controller.signal.aborted || run.interrupted !== undefined) {
+          // Stopped before the interrupted iteration went on: its record says so, it is not left in flight.
+          const aborted = s.control === "abort" || run.controller.signal.aborted;
+          if (resuming) await this.closeUnfinished(id, resuming.number, `${aborted ? "aborted" : run.interrupted} before this interrupted iteration was resumed`);
+          return await (aborted ? this.finishAborted(run) : this.finishInterrupted(run));
+        }
+        if (s.control === "pause" && !resuming) return await this.finish(run, { status: "paused", control: null, status_reason: `paused after iteration ${s.current_iteration}` }, { kind: "info", message: `Session paused after iteration ${s.current_iteration}: resume with pulse session resume ${id}` });
+        let number: number;
+        let result: Awaited<ReturnType<Loop["runIteration"]>> | undefined;
+        if (resuming) {
+          // The journal's iteration goes on at the phase the crash cut short, under its number and trace.
+          number = resuming.number;
+          resuming = undefined;
+          result = await this.loop.resumeFromJournal(id, () => undefined);
+          if (!result) {
+            // Another process resumed (or closed) it between the look and now: it is not run twice.
+            await this.closeUnfinished(id, number, "interrupted: the journal no longer held it when it was to be resumed");
+            continue;
+          }
+        } else {
+          const before = run.guard.beforeIteration();
+          if (before.action === "stop") return await this.stop(run, before);
+          number = s.current_iteration + 1;
+          result = await this.loop.runIteration({ workspace: id, input: { session_id: id, iteration: number } });
+        }
         // The route phase's decision, carried through learn: the iteration's own output says what comes next.
         const out = result.status === "completed" ? (result.output as Learned | undefined) : undefined;
         if (!out?.decision) {
           const why = result.error?.message ?? `the iteration ended ${result.status}`;
-          const open = (await records.iterations(id)).find((i) => i.iteration_number === number && !i.finished_at);
-          if (open) await records.updateIteration(open.id, { status: "failed", error: why, finished_at: new Date().toISOString() });
+          await this.closeUnfinished(id, number, why);
           if (run.controller.signal.aborted) return await this.finishAborted(run);
           return await this.stop(run, { reason: "failed", message: why });
         }
@@ -265,6 +305,12 @@ export class SessionRunner {
     } finally {
       clearInterval(poll);
     }
+  }
+
+  /** The iteration's record, if still in flight, ends failed with `why`. */
+  private async closeUnfinished(id: string, number: number, why: string): Promise<void> {
+    const open = (await this.o.records.iterations(id)).find((i) => i.iteration_number === number && !i.finished_at);
+    if (open) await this.o.records.updateIteration(open.id, { status: "failed", error: why, finished_at: new Date().toISOString() });
   }
 
   /**
@@ -347,30 +393,7 @@ export class SessionRunner {
   }
 }
 
-/**
- * The guard's state a resumed session starts from: the iterations it ran count against its
- * limit, and a session the breaker stopped (no progress, the same error) is resumed half-open:
- * the person's resume stands for the cool-down, but one more iteration without progress stops it
- * again at once (docs/decisions.md).
- */
-export function guardRestored(s: Pick<SessionRecord, "current_iteration" | "stop_reason" | "status_reason" | "status">): { iterations: number; breaker?: "HALF_OPEN"; openReason?: string } {
-  const tripped = (s.status === "failed" || s.status === "paused") && (s.stop_reason === "no_progress" || s.stop_reason === "circuit_open");
-  return { iterations: s.current_iteration, ...(tripped ? { breaker: "HALF_OPEN" as const, ...(s.status_reason ? { openReason: s.status_reason } : {}) } : {}) };
-}
-
 const CAP_FLAGS = { cost: "--max-cost USD", tokens: "--max-tokens N", wall: "--max-wall DURATION" } as const;
-
-/** The session's own budgets; those it leaves out stay the profile's. */
-function budgetsOf(s: SessionRecord): { maxCostUsd?: number; maxTokens?: number; maxWallMs?: number } {
-  return { ...(s.max_cost_usd !== null ? { maxCostUsd: s.max_cost_usd } : {}), ...(s.max_tokens !== null ? { maxTokens: s.max_tokens } : {}), ...(s.max_wall_ms !== null ? { maxWallMs: s.max_wall_ms } : {}) };
-}
-
-/** The time the session's turns took in earlier runs: what its wall-time cap is counted from on a resume. */
-export function turnTime(iterations: { started_at: string; finished_at: string | null }[]): number {
-  let ms = 0;
-  for (const i of iterations) if (i.finished_at) ms += Math.max(0, Date.parse(i.finished_at) - Date.parse(i.started_at));
-  return ms;
-}
 
 /** A wait as people say it: 45 s, 12 min, 1 h 55 min. */
 function span(ms: number): string {

@@ -1,0 +1,28 @@
+/**
+ * What a session's guard (src/coding/progress-breaker.ts) starts from: its own budgets, and on a
+ * resume what its earlier runs counted (iterations, breaker, the time its turns took).
+ */
+import type { SessionRecord } from "./records.js";
+
+/**
+ * The guard's state a resumed session starts from: the iterations it ran count against its
+ * limit, and a session the breaker stopped (no progress, the same error) is resumed half-open:
+ * the person's resume stands for the cool-down, but one more iteration without progress stops it
+ * again at once (docs/decisions.md).
+ */
+export function guardRestored(s: Pick<SessionRecord, "current_iteration" | "stop_reason" | "status_reason" | "status">): { iterations: number; breaker?: "HALF_OPEN"; openReason?: string } {
+  const tripped = (s.status === "failed" || s.status === "paused") && (s.stop_reason === "no_progress" || s.stop_reason === "circuit_open");
+  return { iterations: s.current_iteration, ...(tripped ? { breaker: "HALF_OPEN" as const, ...(s.status_reason ? { openReason: s.status_reason } : {}) } : {}) };
+}
+
+/** The session's own budgets; those it leaves out stay the profile's. */
+export function guardBudgets(s: SessionRecord): { maxCostUsd?: number; maxTokens?: number; maxWallMs?: number } {
+  return { ...(s.max_cost_usd !== null ? { maxCostUsd: s.max_cost_usd } : {}), ...(s.max_tokens !== null ? { maxTokens: s.max_tokens } : {}), ...(s.max_wall_ms !== null ? { maxWallMs: s.max_wall_ms } : {}) };
+}
+
+/** The time the session's turns took in earlier runs: what its wall-time cap is counted from on a resume. */
+export function turnTime(iterations: { started_at: string; finished_at: string | null }[]): number {
+  let ms = 0;
+  for (const i of iterations) if (i.finished_at) ms += Math.max(0, Date.parse(i.finished_at) - Date.parse(i.started_at));
+  return ms;
+}
