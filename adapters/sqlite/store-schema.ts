@@ -4,6 +4,10 @@
  * JSON values are kept as text, byte for byte: a replay returns exactly what the phase returned.
  * Audit events are append-only in the file itself: triggers refuse UPDATE and DELETE.
  */
+import { StoreError } from "../../src/store/contracts.js";
+import type { Database } from "./driver.js";
+import { componentVersion } from "./schema-versions.js";
+
 const V1 = `
 CREATE TABLE iterations (
   id INTEGER PRIMARY KEY, loop_id TEXT NOT NULL, workspace_id TEXT NOT NULL, trace_id TEXT NOT NULL,
@@ -137,8 +141,29 @@ CREATE TRIGGER audit_chains_forward_only BEFORE UPDATE ON audit_chains
   BEGIN SELECT RAISE(ABORT, 'audit chain checkpoints only move forward (PULSE §7.3): UPDATE refused'); END;
 `;
 
+/**
+ * Version 4: an iteration's start no longer rewrites its loop's counters row (one b-tree page
+ * fewer per iteration): `loops` holds the counters up to the watermark of finished iterations
+ * (folded in when the watermark moves), and the iterations after it carry the rest: the highest
+ * number, and whether one ended. A pulse that knows only version 3 would read `loops` alone and
+ * number iterations again, hence the version. The tables do not change: every row a version-3
+ * file holds is already counted in `loops`.
+ */
+const V4 = `-- counters: loops up to iterations_finished_upto, iterations after it (no table changes)`;
+
 /** Migration n takes the store's tables from version n-1 to n. */
-export const STORE_MIGRATIONS: readonly string[] = [V1, V2, V3];
+export const STORE_MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 
 /** The store's own tables, first in what `pulse store info` counts and `pulse store export` writes (which is every table in the file: store-statements.ts fileTables). */
 export const STORE_TABLES = ["iterations", "phases", "idempotency", "audit_events", "audit_chains", "loops", "outbox", "inbox", "memory_rows"] as const;
+
+export const STORE_COMPONENT = "store";
+
+/** A file opened only to read: it must hold the store's tables, at a version this pulse knows. */
+export function checkReadable(db: Database, path: string): void {
+  const version = componentVersion(db, STORE_COMPONENT);
+  if (version === 0) throw new StoreError("STORE_MISSING", `${path}: holds no pulse store (pulse run creates one; --store names another)`);
+  if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
+  // Migrating is a write, which a reader does not make (the pulse writing the file may be older).
+  if (version < STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_OLD", `${path}: its store tables are at schema version ${version}, written by an older pulse; this pulse reads store schema version ${STORE_MIGRATIONS.length} and migrates a file when it opens it to write (pulse run, pulse store vacuum): stop the older pulse using it, then run one of those`);
+}

@@ -2,7 +2,7 @@
  * The SQLite store's statements (adapters/sqlite/store.ts), prepared once per connection, and the
  * row shapes and merges its reads need.
  */
-import type { IdempotencyRecord } from "../../src/store/contracts.js";
+import type { IdempotencyRecord, PhaseCommit } from "../../src/store/contracts.js";
 import type { JournalIteration } from "../../src/store/audit-journal.js";
 import type { AuditEvent } from "../../src/substrates/contracts.js";
 import type { Database, Statement } from "./driver.js";
@@ -41,7 +41,7 @@ export function prepareStatements(db: Database): Record<string, Statement> {
   return {
     // phases_after: the iteration's phase rows follow this one (found without an index on iteration_id).
     startIteration: p("INSERT INTO iterations (loop_id, workspace_id, trace_id, number, entry, input, cause, started_at, status, phases_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', (SELECT coalesce(max(id), 0) FROM phases)) ON CONFLICT DO NOTHING"),
-    iterationId: p("SELECT id FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?"),
+    iterationId: p("SELECT id, number FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?"),
     phase: p("INSERT INTO phases (iteration_id, phase_id, signature, status, output, next, committed_at, idempotency_key, idempotency_output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     finish: p("UPDATE iterations SET status = ?, closed = ?, error = ?, finished_at = ? WHERE id = ?"),
     idempotency: p("INSERT INTO idempotency (workspace_id, signature, loop_id, output, trace_id, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
@@ -61,6 +61,12 @@ export function prepareStatements(db: Database): Record<string, Statement> {
     inbox: p("INSERT INTO inbox (loop_id, workspace_id, event_id, trace_id, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
     counters: p("INSERT INTO loops (loop_id, workspace_id, iterations, started, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET iterations = excluded.iterations, started = excluded.started, updated_at = excluded.updated_at"),
     loadCounters: p("SELECT workspace_id, iterations, started FROM loops WHERE loop_id = ?"),
+    // Store schema version 4: `loops` holds the counters up to the watermark of finished
+    // iterations; the iterations after it carry the rest (their numbers, and whether one ended).
+    countersAfter: p("SELECT workspace_id, max(number) AS iterations, max(status <> 'running') AS started FROM iterations WHERE id > (SELECT value FROM store_state WHERE key = 'iterations_finished_upto') AND +loop_id = ? GROUP BY workspace_id"),
+    finishedValue: p("SELECT value FROM store_state WHERE key = 'iterations_finished_upto'"),
+    // Folds the counters of iterations the watermark passed (all ended) into `loops`.
+    foldCounters: p("INSERT INTO loops (loop_id, workspace_id, iterations, started, updated_at) SELECT loop_id, workspace_id, max(number), 1, ? FROM iterations WHERE id > ? AND id <= ? GROUP BY loop_id, workspace_id ON CONFLICT DO UPDATE SET iterations = max(loops.iterations, excluded.iterations), started = 1, updated_at = excluded.updated_at"),
     // `+loop_id`: a scan of the rows after the watermark, not of the loop's every iteration in its index.
     running: p("SELECT id, workspace_id, trace_id, number, entry, input, cause, phases_after FROM iterations WHERE id > (SELECT value FROM store_state WHERE key = 'iterations_finished_upto') AND +loop_id = ? AND status = 'running' ORDER BY id"),
     // Up to the first iteration still running (a scan from the watermark that stops there).
@@ -104,6 +110,14 @@ export function newestIdempotency(sources: IterableIterator<IdempotencyRow>[], l
     for (const it of sources) it.return?.();
   }
   return out;
+}
+
+/** One iteration's input and committed phases, by its trace (Store.journal). */
+export function iterationJournal(db: Database, loopId: string, workspaceId: string, traceId: string): { input: unknown; phases: PhaseCommit[] } | undefined {
+  const it = db.prepare("SELECT id, input FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?").get(loopId, workspaceId, traceId) as { id: number; input: string } | undefined;
+  if (!it) return undefined;
+  const phases = (db.prepare("SELECT phase_id, signature, status, output, next FROM phases WHERE iteration_id = ? ORDER BY id").all(it.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
+  return { input: JSON.parse(it.input) as unknown, phases };
 }
 
 /** The journal's iterations with their committed phases (of one workspace, or all), for `pulse audit verify`. */

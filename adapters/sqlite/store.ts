@@ -15,24 +15,15 @@ import type { AuditEvent, AuditSubstrate, MemorySubstrate } from "../../src/subs
 import { InMemoryMemory } from "../memory/memory.js";
 import { StoreAudit } from "../shared/store-audit.js";
 import { checkIntegrity, openDatabase, storeError, type Database, type Statement } from "./driver.js";
-import { componentVersion, migrateComponent } from "./schema-versions.js";
-import { STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
-import { eventOf, fileTables, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
-import { StoreError } from "../../src/store/contracts.js";
+import { migrateComponent } from "./schema-versions.js";
+import { moveFinished, readCounters } from "./store-counters.js";
+import { checkReadable, STORE_COMPONENT, STORE_MIGRATIONS, STORE_TABLES } from "./store-schema.js";
+import { eventOf, fileTables, iterationJournal, journalIterations, newestIdempotency, prepareStatements, TRACE_POSITIONS, type AuditRow, type IdempotencyRow } from "./store-statements.js";
 import { TrailCheck, withTraceProblems } from "../../src/store/audit-journal.js";
 
-export const STORE_COMPONENT = "store";
+export { STORE_COMPONENT };
 export const STORE_SCHEMA_VERSION = STORE_MIGRATIONS.length;
 const WRITTEN_BY = "pulse 0.1.0";
-
-/** A file opened only to read: it must hold the store's tables, at a version this pulse knows. */
-function checkReadable(db: Database, path: string): void {
-  const version = componentVersion(db, STORE_COMPONENT);
-  if (version === 0) throw new StoreError("STORE_MISSING", `${path}: holds no pulse store (pulse run creates one; --store names another)`);
-  if (version > STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_NEW", `${path}: its store tables are at schema version ${version}, written by a newer pulse; this pulse knows store schema versions up to ${STORE_MIGRATIONS.length}: upgrade pulse`);
-  // Migrating is a write, which a reader does not make (the pulse writing the file may be older).
-  if (version < STORE_MIGRATIONS.length) throw new StoreError("STORE_TOO_OLD", `${path}: its store tables are at schema version ${version}, written by an older pulse; this pulse reads store schema version ${STORE_MIGRATIONS.length} and migrates a file when it opens it to write (pulse run, pulse store vacuum): stop the older pulse using it, then run one of those`);
-}
 
 /** Events appended after the trace index's watermark before a unit brings the index up to date. */
 const TRACE_INDEX_BATCH = 2048;
@@ -64,12 +55,14 @@ export class SqliteStore implements Store {
    */
   private readonly heads = new Map<string, { next_seq: number; head: string; checkpointed: number }>();
   private readonly countersWritten = new Map<string, string>();
+  /** Loop and workspace pairs whose counters the file already says started (an iteration of theirs ended). */
+  private readonly startedDurable = new Set<string>();
   private tracesUpTo: number | undefined;
   private knownAt = -1;
   /** Iterations this connection finished since it last moved the watermark of finished ones. */
   private finishedSince = 0;
-  /** Journal row ids of iterations this store saw start and not yet finish. */
-  private readonly running = new Map<string, number>();
+  /** Journal rows (id, number) of iterations this store saw start and not yet finish. */
+  private readonly running = new Map<string, { id: number; number: number }>();
 
   constructor(
     readonly path: string,
@@ -93,7 +86,7 @@ export class SqliteStore implements Store {
       try {
         this.db.transaction(() => {
           this.indexTraces(0);
-          this.s.finishedUpTo!.run();
+          moveFinished(this.s, new Date().toISOString());
         }).immediate();
       } catch (error) {
         this.db.close();
@@ -109,6 +102,7 @@ export class SqliteStore implements Store {
     this.knownAt = version;
     this.heads.clear();
     this.countersWritten.clear();
+    this.startedDurable.clear();
     this.tracesUpTo = undefined;
   }
 
@@ -167,11 +161,11 @@ export class SqliteStore implements Store {
       s.startIteration!.run(loop_id, workspace_id, trace_id, st.number, st.entry, json(st.input), st.cause === undefined ? null : json(st.cause), st.started_at);
     }
     const key = `${loop_id}\u0000${workspace_id}\u0000${trace_id}`;
-    let iterationId = this.running.get(key);
+    let row = this.running.get(key);
     const iteration = () => {
-      iterationId ??= (s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number } | undefined)?.id;
-      if (iterationId !== undefined && !unit.finished) this.running.set(key, iterationId);
-      return iterationId;
+      row ??= s.iterationId!.get(loop_id, workspace_id, trace_id) as { id: number; number: number } | undefined;
+      if (row !== undefined && !unit.finished) this.running.set(key, row);
+      return row?.id;
     };
     let idempotency = unit.idempotency;
     if (unit.phase) {
@@ -198,24 +192,30 @@ export class SqliteStore implements Store {
     }
     for (const o of unit.outbox ?? []) s.outbox!.run(o.connection_id, o.event_id, loop_id, workspace_id, trace_id, o.to_loop, json(o.envelope), now);
     if (unit.inbox) s.inbox!.run(loop_id, workspace_id, unit.inbox.event_id, trace_id, now);
+    const at = `${loop_id}\u0000${workspace_id}`;
     if (unit.finished) {
       const id = iteration();
       const f = unit.finished;
       if (id !== undefined) s.finish!.run(f.status, f.closed ? 1 : 0, f.error ? json(f.error) : null, now, id);
+      if (id !== undefined) this.startedDurable.add(at);
       this.running.delete(key);
       // The watermark of finished iterations moves up every so many ends (a scan that stops at the first still running).
       if (++this.finishedSince >= FINISHED_BATCH) {
-        s.finishedUpTo!.run();
+        moveFinished(this.s, now);
         this.finishedSince = 0;
       }
     }
-    if (unit.counters) {
-      // An iteration's end repeats the counters its start wrote: the row is not written again.
-      const c = `${unit.counters.iterations}|${unit.counters.started}`;
-      const at = `${loop_id}\u0000${workspace_id}`;
-      if (this.countersWritten.get(at) !== c) {
-        s.counters!.run(loop_id, workspace_id, unit.counters.iterations, unit.counters.started ? 1 : 0, now);
-        this.countersWritten.set(at, c);
+    const c = unit.counters;
+    if (c) {
+      // Written only when the journal's rows do not say as much (store-counters.ts): the row
+      // carries its number, an ended row says the loop started; most units write none.
+      const id = unit.started || unit.phase || unit.finished ? iteration() : undefined;
+      const implied = id !== undefined && row !== undefined && row.number >= c.iterations && (!c.started || unit.finished !== undefined || this.startedDurable.has(at));
+      const written = `${c.iterations}|${c.started}`;
+      if (!implied && this.countersWritten.get(at) !== written) {
+        s.counters!.run(loop_id, workspace_id, c.iterations, c.started ? 1 : 0, now);
+        this.countersWritten.set(at, written);
+        if (c.started) this.startedDurable.add(at);
       }
     }
   }
@@ -277,7 +277,7 @@ export class SqliteStore implements Store {
   }
 
   counters(loopId: string): Promise<Map<string, LoopCounters>> {
-    return this.read(() => new Map((this.s.loadCounters!.all(loopId) as { workspace_id: string; iterations: number; started: number }[]).map((r) => [r.workspace_id, { iterations: r.iterations, started: r.started === 1 }])));
+    return this.read(() => readCounters(this.s, loopId));
   }
 
   interrupted(loopId: string): Promise<InterruptedIteration[]> {
@@ -293,12 +293,7 @@ export class SqliteStore implements Store {
   }
 
   journal(loopId: string, workspaceId: string, traceId: string): Promise<{ input: unknown; phases: PhaseCommit[] } | undefined> {
-    return this.read(() => {
-      const it = this.db.prepare("SELECT id, input FROM iterations WHERE loop_id = ? AND workspace_id = ? AND trace_id = ?").get(loopId, workspaceId, traceId) as { id: number; input: string } | undefined;
-      if (!it) return undefined;
-      const phases = (this.db.prepare("SELECT phase_id, signature, status, output, next FROM phases WHERE iteration_id = ? ORDER BY id").all(it.id) as { phase_id: string; signature: string; status: PhaseCommit["status"]; output: string; next: string | null }[]).map((p) => ({ ...p, output: JSON.parse(p.output) as unknown }));
-      return { input: JSON.parse(it.input) as unknown, phases };
-    });
+    return this.read(() => iterationJournal(this.db, loopId, workspaceId, traceId));
   }
 
   idempotency(loopId: string, limit: number): Promise<IdempotencyRecord[]> {

@@ -10,7 +10,7 @@ import type { Command } from "commander";
 import { DriverSpecError } from "../../adapters/agents/create-driver.js";
 import { ScriptError } from "../../adapters/agents/scripted/script.js";
 import { SqliteAgentFeedback } from "../../adapters/sqlite/agent-feedback.js";
-import { AgentError, createAgent, reportSummary, type Agent, type AgentOptions, type AskOptions } from "../coding/agent/api.js";
+import { AgentError, createAgent, reportSummary, type Agent, type AgentOptions, type AskOptions, type RunHandle } from "../coding/agent/api.js";
 import { ConfigError, defaultHome, homePaths, initConfig, loadConfig, parseConfig } from "../coding/agent/config.js";
 import { FeedbackError, validateFeedback } from "../coding/agent/feedback.js";
 import { ReportError } from "../coding/agent/report.js";
@@ -112,6 +112,8 @@ export function progressPrinter(write: (s: string) => void): (e: Envelope) => vo
     if (e.type === "action_result") last = e.payload;
     if (e.type === "plan_built") {
       const plan = e.payload.plan as Plan;
+      const online = e.payload.online as { results: number; cached: boolean; error?: string; endpoint: string } | undefined;
+      if (online) write(online.error ? `online knowledge: none (${online.error})\n` : `online knowledge: ${online.results} result(s) from ${online.endpoint}${online.cached ? " (cached)" : ""}\n`);
       write(`plan: ${plan.steps.map((s) => `${s.id} ${s.desc}`).join(" → ")}\n`);
     }
     if (e.type !== "progress_evaluated") return;
@@ -121,6 +123,20 @@ export function progressPrinter(write: (s: string) => void): (e: Envelope) => vo
     write(`${p.step ? `step ${p.step} ` : ""}${what} · ${p.progress.done}/${p.progress.total} done · ${next}\n`);
     last = undefined;
   };
+}
+
+/** Waits for a run (Ctrl-C or SIGTERM abort it), prints its outcome, and maps it to the exit code. */
+async function followRun(a: Agent, handle: RunHandle, io: CliIO, asJson: boolean): Promise<number> {
+  const stop = () => a.abort(handle.runId);
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const out = await handle.finished.finally(() => {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  });
+  if (asJson) io.stdout(`${JSON.stringify({ runId: out.runId, status: out.status, reason: out.reason, ...(out.message ? { message: out.message } : {}), report: out.report, summary: out.summary }, null, 2)}\n`);
+  else io.stdout(`run ${out.runId} ${out.status} (${out.reason})${out.message ? `: ${out.message}` : ""} · ${out.summary.actions.length} action(s) · report ${out.report}\n`);
+  return out.status === "succeeded" ? EXIT.ok : out.status === "blocked" ? AGENT_EXIT_BLOCKED : EXIT.problems;
 }
 
 async function withAgent<T>(o: CommonOpts, io: CliIO, fn: (agent: Agent) => Promise<T>): Promise<T> {
@@ -139,35 +155,57 @@ export function addAgentCommands(agent: Command, io: CliIO): void {
     .requiredOption("--request <text>", "what to do")
     .option("--auto", "auto mode: confirm only actions with a require_for_tags tag")
     .option("--files <files...>", "files given with the request (the actions' agent handle may read them)")
+    .option("--online", "also search online knowledge (only when config.json has knowledge.online true and a knowledge.baseUrl)")
     .option("--json", "print the run's outcome as JSON")
-    .action(async (o: CommonOpts & { request: string; auto?: boolean; files?: string[]; json?: boolean }, cmd: Command) =>
+    .action(async (o: CommonOpts & { request: string; auto?: boolean; files?: string[]; online?: boolean; json?: boolean }, cmd: Command) =>
       guarded(cmd, () =>
         withAgent(o, io, async (a) => {
           const print = progressPrinter((s) => io.stdout(s));
           const hooks = o.auto ? {} : terminalHooks();
-          const handle = await a.ask(o.request, o.files ?? [], { executionMode: o.auto ? "auto" : "interactive", ...hooks, onEvent: o.json ? undefined : print } as AskOptions);
-          const stop = () => a.abort(handle.runId);
-          process.once("SIGINT", stop);
-          process.once("SIGTERM", stop);
-          const out = await handle.finished.finally(() => {
-            process.off("SIGINT", stop);
-            process.off("SIGTERM", stop);
-          });
-          if (o.json) io.stdout(`${JSON.stringify({ runId: out.runId, status: out.status, reason: out.reason, ...(out.message ? { message: out.message } : {}), report: out.report, summary: out.summary }, null, 2)}\n`);
-          else io.stdout(`run ${out.runId} ${out.status} (${out.reason})${out.message ? `: ${out.message}` : ""} · ${out.summary.actions.length} action(s) · report ${out.report}\n`);
-          return out.status === "succeeded" ? EXIT.ok : out.status === "blocked" ? AGENT_EXIT_BLOCKED : EXIT.problems;
+          const handle = await a.ask(o.request, o.files ?? [], { executionMode: o.auto ? "auto" : "interactive", ...(o.online ? { online: true } : {}), ...hooks, onEvent: o.json ? undefined : print } as AskOptions);
+          io.stderr(`pulse agent: run ${handle.runId} started (if this pulse dies: pulse agent resume ${handle.runId})\n`);
+          return followRun(a, handle, io, !!o.json);
         }),
       ),
+    );
+
+  addCommon(agent.command("resume").description("Continue a run whose pulse died (listed interrupted by pulse agent runs) from its last recorded step."))
+    .argument("<run-id>", "the run's id")
+    .option("--json", "print the run's outcome as JSON")
+    .action(async (runId: string, o: CommonOpts & { json?: boolean }, cmd: Command) =>
+      guarded(cmd, () =>
+        withAgent(o, io, async (a) => {
+          const print = progressPrinter((s) => io.stdout(s));
+          const handle = await a.resume(runId, { ...terminalHooks(), ...(o.json ? {} : { onEvent: print }) });
+          return followRun(a, handle, io, !!o.json);
+        }),
+      ),
+    );
+
+  addCommon(agent.command("runs").description("The home's runs, newest first: a run whose pulse died shows interrupted until it is resumed."))
+    .option("--limit <n>", "how many", "20")
+    .option("--json", "print them as JSON")
+    .action(async (o: CommonOpts & { limit: string; json?: boolean }, cmd: Command) =>
+      guarded(cmd, async () => {
+        if (!/^[1-9]\d*$/.test(o.limit)) throw new UsageError(`--limit: must be a positive whole number, got ${JSON.stringify(o.limit)}`);
+        return withAgent(o, io, async (a) => {
+          const runs = await a.runs(Number(o.limit));
+          if (o.json) io.stdout(`${JSON.stringify(runs, null, 2)}\n`);
+          else for (const r of runs) io.stdout(`${r.runId}  ${r.status.padEnd(11)}  ${r.startedAt}  ${r.actionsUsed} action(s)${r.plan ? ` · ${r.plan.done}/${r.plan.total} done` : ""}${r.reason ? ` · ${r.reason}` : ""}  ${JSON.stringify(r.request.slice(0, 60))}\n`);
+          return EXIT.ok;
+        });
+      }),
     );
 
   addCommon(agent.command("plan").description("Build a plan for a request (no action runs)."))
     .requiredOption("--request <text>", "what to plan")
     .option("--files <files...>", "files given with the request")
+    .option("--online", "also search online knowledge (only when config.json has knowledge.online true)")
     .option("--out <file>", "write the plan there instead of standard output")
-    .action(async (o: CommonOpts & { request: string; files?: string[]; out?: string }, cmd: Command) =>
+    .action(async (o: CommonOpts & { request: string; files?: string[]; online?: boolean; out?: string }, cmd: Command) =>
       guarded(cmd, () =>
         withAgent(o, io, async (a) => {
-          const text = `${JSON.stringify(await a.plan(o.request, o.files ?? []), null, 2)}\n`;
+          const text = `${JSON.stringify(await a.plan(o.request, o.files ?? [], { online: !!o.online }), null, 2)}\n`;
           if (o.out) writeFileSync(o.out, text);
           else io.stdout(text);
           return EXIT.ok;

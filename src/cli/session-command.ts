@@ -327,7 +327,7 @@ export function addSessionCommands(session: Command, io: CliIO): void {
         try {
           const { steerSession } = await import("../coding/session/steer.js");
           const r = await steerSession(sessions.service.records, id, text, "cli");
-          io.stdout(`session ${r.session.id}: steered (event ${r.event.id} in ${r.file}); ${r.session.status === "running" ? "it holds before its next iteration until the agent acknowledges" : `it replans when it runs again (now ${r.session.status})`}\n`);
+          io.stdout(r.deferred ? `session ${r.session.id}: steer recorded; it has no working directory now (${r.session.status}): the guidance is written to ${r.file} and replanned when it is resumed (pulse session resume ${r.session.id.slice(0, 8)})\n` : `session ${r.session.id}: steered (event ${r.event!.id} in ${r.file}); ${r.session.status === "running" ? "it holds before its next iteration until the agent acknowledges" : `it replans when it runs again (now ${r.session.status})`}\n`);
           return EXIT.ok;
         } finally {
           await sessions.close();

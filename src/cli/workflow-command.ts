@@ -1,5 +1,5 @@
 /**
- * `pulse workflow start|status|logs|stop|resume|clean|mcp`: the pulsing workflow
+ * `pulse workflow start|status|logs|stop|resume|steer|clean|mcp`: the pulsing workflow
  * (coding.pulsing_workflow) from the terminal. A workflow runs in the foreground; any other
  * pulse process steers it through the shared records.
  */
@@ -36,6 +36,7 @@ gate, and the pulse becomes one commit on the workflow branch.
   pulse workflow logs ID --follow
   pulse workflow stop ID            # now: the agent is stopped, its work kept in a recovery commit
   pulse workflow resume ID          # a halted, stopped or interrupted workflow
+  pulse workflow steer ID "text"    # new guidance: the next pulse turn replans and acknowledges first
   pulse workflow clean              # removes the worktrees of workflows that are not running
 
 The workflow works in a git worktree of its own ($PULSE_WORKTREES, else
@@ -224,6 +225,23 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
           if (shownStatus(w) !== "running") throw new WorkflowError("FINISHED", `workflow ${w.id} is ${shownStatus(w)}, not running`);
           await wf.records.update(w.id, { control: "stop" });
           io.stdout(`stop requested: workflow ${w.id} stops within a moment (pulse workflow status ${w.id.slice(0, 8)})\n`);
+          return EXIT.ok;
+        }),
+      ),
+    );
+
+  withStore(workflow.command("steer"))
+    .description("Change a workflow's direction: the text goes into the guidance of its worktree (.pulse/guidance.md); its next pulse turn is held to replan and acknowledge.")
+    .argument("<id>", "the workflow")
+    .argument("<text>", "the new guidance")
+    .action((id: string, text: string, opts: StoreOpts, cmd: Command) =>
+      guarded(cmd, io, () =>
+        withWorkflows(opts, io, async (wf) => {
+          const { steerWorkflow, workflowSteerText } = await import("../coding/workflow/steer.js");
+          workflowSteerText(text);
+          const w = await found(wf, id);
+          const r = await steerWorkflow(wf.records, w.id, text, "cli");
+          io.stdout(r.deferred ? `workflow ${w.id}: steer recorded; it has no worktree now (${shownStatus(w)}): the guidance is written to ${r.file} and replanned when it runs again\n` : `workflow ${w.id}: steered (event ${r.event!.id} in ${r.file}); ${shownStatus(w) === "running" ? "its next pulse turn replans first, until the agent acknowledges" : `it replans when it runs again (now ${shownStatus(w)})`}\n`);
           return EXIT.ok;
         }),
       ),

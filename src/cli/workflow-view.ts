@@ -103,6 +103,16 @@ export function eventLine(e: WorkflowEvent): string | undefined {
       const commit = d.commit ? ` → ${String(d.commit).slice(0, 8)}` : "";
       return `pulse ${String(d.pulse)} turn ${String(d.turn)}: ${String(d.decision)}${commit}${files.length ? ` (${files.length} file${files.length === 1 ? "" : "s"})` : ""}${d.reason && d.decision !== "accept" ? `: ${String(d.reason).split("\n")[0]}` : ""}`;
     }
+    case "guidance.steered":
+      return `✎ steered by ${String(d.by)} (${d.deferred ? "deferred: applied when it runs again" : `event ${String(d.event_id)}`}): ${JSON.stringify(String(d.text).length > 80 ? `${String(d.text).slice(0, 79)}…` : d.text)}`;
+    case "guidance.steer_applied":
+      return `✎ deferred steer applied to the guidance (event ${String(d.event_id)})`;
+    case "guidance.held":
+      return `⏸ guidance changed (${(d.files as string[]).join(", ")}): pulse ${String(d.pulse)} turn ${String(d.turn)} replans first (event ${String(d.event_id)})`;
+    case "guidance.acknowledged": {
+      const ack = d.ack as { accepted: boolean; event_id: string; plan_sha256: string | null; via: string; reason: string };
+      return ack.accepted ? `✓ replan acknowledged (event ${ack.event_id}, plan ${ack.plan_sha256?.slice(0, 12) ?? "missing"}, via ${ack.via})` : `! replan not acknowledged: ${ack.reason}`;
+    }
     case "workflow.merged":
       return `--merge ${String(d.mode)}: ${String(d.note)}`;
     case "workflow.finished": {

@@ -25,7 +25,7 @@ export interface Committed {
 }
 import { errorReport, type IterationRequest, type IterationResult } from "./iteration-result.js";
 import type { LoopStepper } from "./machine.js";
-import type { MutantName } from "./mutants.js";
+import type { PhaseChecks } from "./phase-checks.js";
 import { PhaseRunner, type PhaseOutcome, type RunnerOptions } from "./phase-runner.js";
 import type { Breakers } from "./phase-scope.js";
 import { blake3Hex } from "./signature.js";
@@ -52,11 +52,12 @@ export interface ExecutorOptions {
   telemetry: TelemetryRecorder;
   agentId: string;
   onSubstrateUnavailable: "pause" | "skip";
-  runner: Omit<RunnerOptions, "onViolation" | "loop" | "substrates" | "breakers" | "clock" | "events" | "mutant">;
+  runner: Omit<RunnerOptions, "onViolation" | "loop" | "substrates" | "breakers" | "clock" | "events" | "checks">;
   hooks: BoundHooks;
   /** Moves the loop-wide status as the iteration's end calls for (degrade, stop, recover). */
   settle: (result: IterationResult) => void;
-  mutant?: MutantName | undefined;
+  /** The invariant checks (phase-checks.ts; the conformance self-test swaps in a mutant's). */
+  checks: PhaseChecks;
   /** The loop's journal when the runtime has a Store: each step commits there as one unit. */
   journal?: Journal | undefined;
   /** Why the workspace's iterations may start no further phase here (a fleet lease lost), if so. */
@@ -83,7 +84,7 @@ export class IterationExecutor {
       breakers: o.breakers,
       clock: o.clock,
       events: o.events,
-      mutant: o.mutant,
+      checks: o.checks,
       onViolation: (v, it) => this.violated(v, it),
     });
   }
@@ -322,7 +323,7 @@ export class IterationExecutor {
     if (outcome.routedTo !== undefined) data.next = outcome.routedTo;
     if (outcome.act) data.causal_parent_ids = outcome.act.causal_parent_ids;
     await audit.transition(phase.kind === "route" ? "phase.routed" : "phase.completed", phase.id, outcome.signature, data);
-    if (this.o.mutant === "double-audit-on-retry") for (let i = 1; i < (outcome.attempts ?? 1); i++) await audit.append("phase.completed", phase.id, outcome.signature, data);
+    for (let i = this.o.checks.transitions(outcome.attempts ?? 1); i > 1; i--) await audit.append("phase.completed", phase.id, outcome.signature, data);
     if (outcome.act) rememberAct(ws, outcome.act);
     const duration = this.o.clock.now() - began;
     this.o.telemetry.phase(phase.id, outcome.replayed ? "replayed" : "completed", duration, outcome.inputSize, outcome.outputSize);

@@ -20,7 +20,7 @@ import type { IterationRequest, IterationResult } from "./iteration-result.js";
 import { IterationExecutor, type Committed } from "./iteration.js";
 import type { Journal } from "./journal.js";
 import { LoopStepper, type LoopEvent, type LoopStatus } from "./machine.js";
-import type { MutantName } from "./mutants.js";
+import { checksOf, type MutantName } from "./mutants.js";
 import type { PhaseOutcome } from "./phase-runner.js";
 import type { Breakers } from "./phase-scope.js";
 import { checkSnapshot, restoreInto, snapshotOf, type LoopSnapshot } from "./snapshot.js";
@@ -116,7 +116,7 @@ export class Loop {
       telemetry: this.telemetryRecorder,
       agentId: o.agentId,
       onSubstrateUnavailable: o.onSubstrateUnavailable,
-      mutant: o.mutant,
+      checks: checksOf(o.mutant),
       journal: o.journal,
       runner: {
         idempotency: o.idempotency,

@@ -8,6 +8,10 @@
  * a symbol that no package entry exports (`withMutant(options, name)`), so RuntimeOptions and
  * HostOptions, the public API, have no way to name a mutant.
  */
+import { checkKappaRouting } from "./invariants.js";
+import { CHECKS, type PhaseChecks } from "./phase-checks.js";
+import { phaseSignature } from "./signature.js";
+
 export const MUTANTS = {
   "interleaved-writes": "phase writes bypass the phase transaction (test 1, phase_atomicity_under_concurrency)",
   "no-order-guard": "a learn phase runs without a preceding act (test 2, feedback_path_cannot_be_skipped)",
@@ -44,4 +48,32 @@ export function withMutant<T extends object>(options: T, mutant: MutantName | un
 /** The mutant switched on in runtime or host options, if any. */
 export function mutantOf(options: object): MutantName | undefined {
   return (options as Mutated)[MUTANT];
+}
+
+/**
+ * The phase checks a mutant breaks, built here so the production path holds only the real ones
+ * (phase-checks.ts) and never compares a mutant's name per phase.
+ */
+export function checksOf(mutant: MutantName | undefined): PhaseChecks {
+  switch (mutant) {
+    case "no-order-guard":
+      return { ...CHECKS, feedbackPath: () => {} };
+    case "kappa-threshold-half":
+      return { ...CHECKS, kappaRouting: (loop, phase, decision, it) => checkKappaRouting(loop, phase, decision, it, 0.5) };
+    case "commits-early":
+      return { ...CHECKS, quorum: () => {} };
+    case "re-executes":
+      return { ...CHECKS, replayKey: () => undefined };
+    case "tenantless-cache":
+      // Replays keyed by a signature that leaves the workspace out.
+      return { ...CHECKS, replayKey: (loop, phase, input) => phaseSignature({ loop_id: loop.loopId, phase_id: phase.id, workspace_id: "*", inputs: input }, phase.recipe) };
+    case "double-audit-on-retry":
+      return { ...CHECKS, transitions: (attempts) => Math.max(1, attempts) };
+    case "interleaved-writes":
+      return { ...CHECKS, transactionalWrites: false };
+    case "fresh-trace-per-call":
+      return { ...CHECKS, propagatesTrace: false };
+    default:
+      return CHECKS;
+  }
 }

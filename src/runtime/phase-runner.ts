@@ -15,9 +15,9 @@ import type { IdempotencyCache, IdempotencyEntry } from "./idempotency.js";
 import type { ActRecord, IterationContext } from "./iteration-context.js";
 import { PhaseScope, guarded, type Breakers } from "./phase-scope.js";
 import { phaseSignature } from "./signature.js";
-import { checkFeedbackPath, checkKappaRouting, checkOutcomeGrounding, checkQuorum } from "./invariants.js";
+import { checkOutcomeGrounding } from "./invariants.js";
 import { endSpan, startPhaseSpan } from "./tracing.js";
-import type { MutantName } from "./mutants.js";
+import type { PhaseChecks } from "./phase-checks.js";
 
 export type PhaseOutcome =
   | { kind: "completed"; output: unknown; signature: string; replayed: boolean; attempts?: number; routedTo?: string; decision?: string; act?: ActRecord; mutations: { operation: string; result: unknown }[]; heldAudit: PhaseScope["pendingAudit"]; inputSize?: number; outputSize?: number; memoryTx?: string; durable?: { key: string; canonical: string }; canonical?: string }
@@ -35,7 +35,8 @@ export interface RunnerOptions {
   resolveHandler: (phase: CompiledPhase) => PhaseHandler | undefined;
   measureSizes: boolean;
   onViolation: (violation: InvariantViolation, iteration: IterationContext) => void;
-  mutant?: MutantName | undefined;
+  /** The invariant checks (phase-checks.ts; the conformance self-test swaps in a mutant's). */
+  checks: PhaseChecks;
   /**
    * Runs after the handler and before the phase commits (nested loops): it blocks the phase,
    * may add tokens to the iteration, and its failure is the phase's failure.
@@ -64,14 +65,13 @@ export class PhaseRunner {
       signature = phaseSignature({ loop_id: loop.loopId, phase_id: phase.id, workspace_id: it.workspaceId, inputs: input }, phase.recipe);
       // The input is the previous phase's output (observed then) or the iteration's input
       // (observed when the iteration started): no need to look at it again.
-      if (this.o.mutant !== "no-order-guard") checkFeedbackPath(loop, phase, input, it);
+      this.o.checks.feedbackPath(loop, phase, input, it);
     } catch (error) {
       return this.fail(phase, signature, asPulseError(phase.id, error), it);
     }
 
-    if (phase.idempotent && this.o.mutant !== "re-executes") {
-      // The "tenantless-cache" mutant keys replays by a signature that leaves the workspace out.
-      const key = this.o.mutant === "tenantless-cache" ? phaseSignature({ loop_id: loop.loopId, phase_id: phase.id, workspace_id: "*", inputs: input }, phase.recipe) : signature;
+    const key = phase.idempotent ? this.o.checks.replayKey(loop, phase, input, signature) : undefined;
+    if (key !== undefined) {
       const cached = this.o.idempotency.get(it.workspaceId, key);
       if (cached) return this.replay(phase, signature, cached, it);
       // No await before track() unless a duplicate is already running: a yield here would let
@@ -108,12 +108,12 @@ export class PhaseRunner {
       const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: true, mutations: [], heldAudit: [], canonical: entry.canonical };
       if (phase.kind === "route") {
         Object.assign(outcome, this.route(phase, output));
-        checkKappaRouting(loop, phase, outcome.decision, it, this.o.mutant === "kappa-threshold-half" ? 0.5 : 0);
+        this.o.checks.kappaRouting(loop, phase, outcome.decision, it);
       }
       if (phase.kind === "act") {
         // A replayed act stands for the act it replays: it grounds later learning the same way.
         const act = checkOutcomeGrounding(loop, phase, output, signature);
-        if (this.o.mutant !== "commits-early") checkQuorum(loop, phase, this.o.quorumThreshold, it);
+        this.o.checks.quorum(loop, phase, this.o.quorumThreshold, it);
         it.acts.push(act);
         outcome.act = act;
       }
@@ -159,7 +159,8 @@ export class PhaseRunner {
       // Only a timeout aborts substrate calls in flight; other late calls meet a closed scope.
       abort: phase.timeoutMs === undefined ? undefined : controller,
       feedbackImmutability: loop.invariants.feedback_immutability,
-      mutant: this.o.mutant,
+      transactionalWrites: this.o.checks.transactionalWrites,
+      propagatesTrace: this.o.checks.propagatesTrace,
       traceIdPropagation: loop.invariants.trace_id_propagation,
       observe: (value, where) => it.tokens.observe(value, where),
       onViolation: (v) => this.o.onViolation(v, it),
@@ -177,11 +178,11 @@ export class PhaseRunner {
       it.tokens.observe(output, `phase ${phase.id} output`);
       if (this.o.duringPhase) await this.o.duringPhase({ phase, input, output, signature, iteration: it });
       const routing = phase.kind === "route" ? this.route(phase, output) : {};
-      if (phase.kind === "route") checkKappaRouting(loop, phase, routing.decision, it, this.o.mutant === "kappa-threshold-half" ? 0.5 : 0);
+      if (phase.kind === "route") this.o.checks.kappaRouting(loop, phase, routing.decision, it);
       let act: ActRecord | undefined;
       if (phase.kind === "act") {
         act = checkOutcomeGrounding(loop, phase, output, signature);
-        if (this.o.mutant !== "commits-early") checkQuorum(loop, phase, this.o.quorumThreshold, it);
+        this.o.checks.quorum(loop, phase, this.o.quorumThreshold, it);
       }
       const committing = scope.commit();
       if (committing) await committing;

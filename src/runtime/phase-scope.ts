@@ -21,7 +21,6 @@ import {
 } from "../substrates/contracts.js";
 import type { CircuitBreaker } from "./circuit-breaker.js";
 import { InvariantViolation, PhaseTimeoutError } from "./errors.js";
-import type { MutantName } from "./mutants.js";
 import { newTraceId } from "./trace.js";
 
 export interface Breakers {
@@ -44,7 +43,10 @@ export interface ScopeOptions {
   traceIdPropagation: boolean;
   /** Called with tokens substrates return (TopologyContext, ConsolidationEvent), for the invariants. */
   observe: (value: unknown, where: string) => void;
-  mutant?: MutantName | undefined;
+  /** Memory writes go through the phase's transaction (false only in a conformance mutant). */
+  transactionalWrites: boolean;
+  /** Every call carries the iteration's trace id (false only in a conformance mutant). */
+  propagatesTrace: boolean;
   /** Told about violations raised inside substrate calls, which a handler may swallow. */
   onViolation: (violation: InvariantViolation) => void;
 }
@@ -103,7 +105,7 @@ export class PhaseScope {
     private readonly breakers: Breakers,
     private readonly options: ScopeOptions,
   ) {
-    this.ctx = new ScopeContext(options.traceId, options.workspaceId, options.abort, options.mutant === "fresh-trace-per-call");
+    this.ctx = new ScopeContext(options.traceId, options.workspaceId, options.abort, !options.propagatesTrace);
     this.substrates = target.time ? new LazySubstratesWithTime(this) : new LazySubstrates(this);
   }
 
@@ -180,7 +182,7 @@ export class PhaseScope {
     };
     const write = <A, R>(op: string, call: (args: A, ctx: CallContext) => Promise<R>) => async (args: A): Promise<R> => {
       this.ensureOpen("memory", op);
-      if (this.options.mutant === "interleaved-writes") {
+      if (!this.options.transactionalWrites) {
         const result = await guarded(breaker, () => call.call(memory, args, this.ctx), this.options.abort);
         this.mutations.push({ operation: op, result });
         return result;
@@ -298,7 +300,7 @@ class ScopeContext implements CallContext {
     private readonly traceId: string,
     readonly workspace_id: string,
     private readonly abort: { readonly signal: AbortSignal } | undefined,
-    /** The "fresh-trace-per-call" mutant of the conformance self-test. */
+    /** A new trace id per call (the conformance self-test's "fresh-trace-per-call" mutant). */
     private readonly freshTrace = false,
   ) {}
 

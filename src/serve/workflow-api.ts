@@ -1,6 +1,6 @@
 /**
  * The workflow operations `pulse serve` offers over REST and MCP: start (the plan's text, a
- * repository on this machine), status (the review summary), list, events, stop and resume.
+ * repository on this machine), status (the review summary), list, events, stop, resume and steer.
  * Workflows started or resumed here run in this process; stop goes through the records, so it
  * reaches a workflow run by any process. A client names no command to run: the checks are the
  * preflight's and the profile's (as for sessions, docs/decisions.md), and a script only from a
@@ -9,6 +9,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { resolve, sep } from "node:path";
 import { startWorkflow, type StartDeps } from "../coding/workflow/service.js";
+import { steerWorkflow, workflowSteerText, type WorkflowSteered } from "../coding/workflow/steer.js";
 import type { WorkflowRecord, WorkflowRecords } from "../coding/workflow/records.js";
 import type { WorkflowRunner } from "../coding/workflow/runner.js";
 import { WorkflowInputError } from "../coding/workflow/workspace.js";
@@ -80,6 +81,15 @@ export class WorkflowApi {
     if (shownStatus(w) !== "running") throw new WorkflowStateError("NOT_RUNNING", `workflow ${w.id} is ${shownStatus(w)}, not running`);
     await this.records.update(w.id, { control: "stop" });
     return this.status(w.id);
+  }
+
+  /** New guidance for the workflow's next pulse turn (held to replan and acknowledge); deferred while it has no worktree. */
+  async steer(id: string, text: unknown, by: "api" | "mcp"): Promise<Pick<WorkflowSteered, "event" | "deferred"> & { workflow: ReviewSummary }> {
+    workflowSteerText(text);
+    const w = await this.found(id);
+    if (w.status === "completed" || w.status === "abandoned") throw new WorkflowStateError("FINISHED", `workflow ${w.id} is ${w.status}: there is nothing left to steer`);
+    const r = await steerWorkflow(this.records, w.id, text, by);
+    return { workflow: await this.status(w.id), event: r.event, deferred: r.deferred };
   }
 
   async resume(id: string): Promise<ReviewSummary> {

@@ -1,6 +1,6 @@
 /**
  * The workflow's tools on `pulse serve`'s MCP server (beside the session tools): workflow_start,
- * workflow_status, workflow_list, workflow_events, workflow_stop, workflow_resume. A refused call
+ * workflow_status, workflow_list, workflow_events, workflow_stop, workflow_resume, workflow_steer. A refused call
  * is a tool error saying why.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -45,5 +45,13 @@ export function registerWorkflowTools(server: McpServer, api: WorkflowApi): void
     ({ workflowId, after }) => answer(() => api.events(workflowId, after ?? 0)),
   );
   server.registerTool("workflow_stop", { description: "Stop a running workflow now; the pulse's work is kept in a recovery commit on its branch.", inputSchema: id }, ({ workflowId }) => answer(() => api.stop(workflowId)));
+  server.registerTool(
+    "workflow_steer",
+    {
+      description: "Change a workflow's direction: the text becomes new guidance in its worktree; its next pulse turn is held to replan and acknowledge (the steer, the hold and the ack with the plan hash are in its events).",
+      inputSchema: { ...id, text: z.string().min(1).max(20_000).describe("the new guidance") },
+    },
+    ({ workflowId, text }) => answer(() => api.steer(workflowId, text, "mcp")),
+  );
   server.registerTool("workflow_resume", { description: "Resume a halted, stopped, failed or interrupted workflow (in the server's process).", inputSchema: id }, ({ workflowId }) => answer(() => api.resume(workflowId)));
 }

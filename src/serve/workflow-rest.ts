@@ -1,7 +1,7 @@
 /**
  * The workflow's REST endpoints beside the sessions': POST /api/workflows (start), GET
  * /api/workflows (list), GET /api/workflows/:id (the review summary), GET
- * /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume. JSON bodies; a bad
+ * /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume|steer. JSON bodies; a bad
  * one is a 400 naming its field; an unknown workflow 404; the wrong state 409.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -42,6 +42,11 @@ export async function handleWorkflowRest(api: WorkflowApi | undefined, req: Inco
       const after = Number(url.searchParams.get("after") ?? 0);
       if (!Number.isInteger(after) || after < 0) throw new HttpError(400, "BAD_REQUEST", "after must be a whole number ≥ 0 (the seq of the last event read)");
       sendJson(res, 200, await api.events(segment(parts[2]!), after));
+    } else if (parts.length === 4 && parts[3] === "steer") {
+      allow("POST");
+      const body = await readJson(req);
+      if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).some((k) => k !== "text")) throw new HttpError(400, "BAD_REQUEST", 'steer takes {"text": "the new guidance"}');
+      sendJson(res, 200, await api.steer(segment(parts[2]!), (body as { text?: unknown }).text, "api"));
     } else if (parts.length === 4 && (parts[3] === "stop" || parts[3] === "resume")) {
       allow("POST");
       const body = await readJson(req);
@@ -49,7 +54,7 @@ export async function handleWorkflowRest(api: WorkflowApi | undefined, req: Inco
       const id = segment(parts[2]!);
       sendJson(res, 200, { workflow: parts[3] === "stop" ? await api.stop(id) : await api.resume(id) });
     } else {
-      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/workflows, GET /api/workflows, GET /api/workflows/:id, GET /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume)`);
+      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/workflows, GET /api/workflows, GET /api/workflows/:id, GET /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume|steer)`);
     }
   } catch (e) {
     const { status, body, headers } = workflowErrorBody(e);

@@ -24,7 +24,7 @@ describe("the agent's config", () => {
     [{ llm: [entry, entry] }, 'config.json: llm.1.alias: "a" is used twice'],
     [{ llm: [entry], roles: { decider: "b" } }, 'config.json: roles.decider: no llm entry has the alias "b" (the aliases are a)'],
     [{ llm: [entry], screening: { rerankerAlias: "zz" } }, 'config.json: screening.rerankerAlias: no llm entry has the alias "zz"'],
-    [{ knowledge: { online: true } }, "config.json: knowledge.online: online knowledge is not supported in this version (only the home's knowledge/ files are read): set it to false"],
+    [{ knowledge: { online: true } }, "config.json: knowledge.baseUrl: online knowledge needs a search endpoint"],
     [{ logging: { keep_last_runs: 10, rotate: true } }, "config.json: logging: Unrecognized key(s) in object: 'rotate'"],
   ])("refuses %j", (value, message) => {
     expect(() => parseConfig(value)).toThrow(ConfigError);

@@ -101,14 +101,15 @@ describe("steering a session served by pulse serve", () => {
     expect([cli.code, cli.stderr]).toEqual([1, `pulse session: session ${id} is complete: there is nothing left to steer\n`]);
   }, 90_000);
 
-  it("pulse session steer on a session that is not running writes its guidance for when it runs again", async () => {
+  it("pulse session steer on a session that is not running: in place it waits in its checkout; blocked in its own worktree it is recorded and applied at resume", async () => {
     const dir = gitRepo();
     try {
       const store = join(dir, ".pulse", "pulse.db");
       const script = join(dir, ".git", "s.json");
-      writeFileSync(script, JSON.stringify({ steps: [{ text: "<signal>BLOCKED: need a key</signal>" }] }));
+      const ack = { name: "pulse_ack_replan", arguments: { event_id: "{{prompt:evt_\\d{8}T\\d{12}Z_[0-9a-f]{8}}}" } };
+      writeFileSync(script, JSON.stringify({ steps: [{ match: { iteration: 1 }, text: "<signal>BLOCKED: need a key</signal>" }, { match: { iteration: 2 }, files: { ".pulse/plan.md": PLAN }, toolCalls: [ack], text: "Replanned with the key. <signal>COMPLETE</signal>" }] }));
       const env = { PULSE_WORKTREES: worktreesRoot() };
-      // Blocked in its own worktree: the worktree is gone until it runs again, and the steer says so.
+      // Blocked in its own worktree: the worktree is gone until it runs again.
       const start = runBin("pulse", ["session", "start", "--store", store, "--repo", dir, "--goal", "g", "--driver", "scripted", "--script", script], { cwd: dir, env });
       expect(start.code, start.stderr).toBe(4);
       // Blocked in place: its checkout is there, and the guidance waits in it for the next run.
@@ -116,8 +117,22 @@ describe("steering a session served by pulse serve", () => {
       expect(inPlace.code, inPlace.stderr).toBe(4);
       const [second, first] = JSON.parse(runBin("pulse", ["session", "list", "--store", store, "--json"], { cwd: dir, env }).stdout) as { id: string; status: string; worktree_path: string | null }[];
       expect([first!.status, second!.status, second!.worktree_path]).toEqual(["blocked", "blocked", null]);
-      const refused = runBin("pulse", ["session", "steer", "--store", store, first!.id, "The key is in .env.example"], { cwd: dir, env });
-      expect([refused.code, refused.stderr]).toEqual([1, `pulse session: session ${first!.id} has no working directory now (${first!.worktree_path} is made when it runs): steer it once it runs (pulse session resume ${first!.id.slice(0, 8)})\n`]);
+      const deferred = runBin("pulse", ["session", "steer", "--store", store, first!.id, "The key is in .env.example"], { cwd: dir, env });
+      expect([deferred.code, deferred.stderr]).toEqual([0, ""]);
+      expect(deferred.stdout).toBe(`session ${first!.id}: steer recorded; it has no working directory now (blocked): the guidance is written to ${first!.worktree_path}/.pulse/guidance.md and replanned when it is resumed (pulse session resume ${first!.id.slice(0, 8)})\n`);
+      // Resumed: the worktree is made again, the steer written into its guidance, and the first turn replans and acknowledges it.
+      const resumed = runBin("pulse", ["session", "resume", "--store", store, first!.id.slice(0, 8)], { cwd: dir, env });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const status = JSON.parse(runBin("pulse", ["session", "status", "--store", store, first!.id, "--json"], { cwd: dir, env }).stdout);
+      expect(status.session.status).toBe("complete");
+      const replan = status.iterations.find((i: { iteration_number: number }) => i.iteration_number === 2).task_content as string;
+      expect(replan).toMatch(/^STOP: the guidance for this work changed \(pending replan event evt_/);
+      expect(replan).toContain("The key is in .env.example");
+      const log = runBin("pulse", ["session", "logs", "--store", store, first!.id, "--events"], { cwd: dir, env }).stdout;
+      expect(log).toContain(`  ✎ steered by cli (deferred: applied when it runs again): "The key is in .env.example"\n`);
+      expect(log).toMatch(/ {2}✎ deferred steer applied to the guidance \(event evt_\S+\)\n[\s\S]* {2}✓ replan acknowledged/);
+      // Applied once: another resume would not write it again (the applied record names the deferred steer).
+      expect(log.match(/deferred steer applied/g)).toHaveLength(1);
       const r = runBin("pulse", ["session", "steer", "--store", store, second!.id.slice(0, 8), "The key is in .env.example"], { cwd: dir, env });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(`session ${second!.id}: steered (event ${/evt_\S+/.exec(r.stdout)![0]} in ${dir}/.pulse/guidance.md); it replans when it runs again (now blocked)\n`);

@@ -32,7 +32,7 @@ describe("an acknowledgement made during the turn", () => {
     const final = await h.runner.run(id);
     expect(final).toMatchObject({ status: "complete", current_iteration: 2 });
     const acks = (await h.records.events(id, 0, 1000)).filter((e) => e.type === "guidance.acknowledged").map((e) => (e.data as { ack: object }).ack);
-    expect(acks).toEqual([expect.objectContaining({ accepted: true, acknowledged_event_id: steered.event.id, via: "served" })]);
+    expect(acks).toEqual([expect.objectContaining({ accepted: true, acknowledged_event_id: steered.event!.id, via: "served" })]);
     expect(h.driver.calls[1]!.prompt).not.toContain("STOP");
   }, 60_000);
 

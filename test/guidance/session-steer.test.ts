@@ -67,7 +67,7 @@ describe("steering a session", () => {
     const final = await done;
     expect(final).toMatchObject({ status: "complete", current_iteration: 3 });
     expect(steered!.event).toMatchObject({ path: ".pulse/guidance.md", kind: "modified" });
-    const evt = steered!.event.id;
+    const evt = steered!.event!.id;
 
     const [first, replan, after] = h.driver.calls;
     expect(first!.prompt).not.toContain("STOP");
@@ -134,7 +134,7 @@ describe("steering a session", () => {
     expect(readFileSync(steered.file, "utf8")).toMatch(/\n## Steer \d{4}-\d\d-\d\dT[\d:.]+Z\n\nPrefer small commits\n$/);
     const final = await h.runner.run(id);
     expect(final).toMatchObject({ status: "complete", current_iteration: 1 });
-    expect(h.driver.calls[0]!.prompt).toContain(`pending replan event ${steered.event.id}`);
+    expect(h.driver.calls[0]!.prompt).toContain(`pending replan event ${steered.event!.id}`);
     await expect(steerSession(h.records, id, "more", "api")).rejects.toThrow(`session ${id} is complete: there is nothing left to steer`);
   }, 60_000);
 });

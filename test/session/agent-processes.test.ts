@@ -15,6 +15,7 @@ import { ROOT, runBin } from "../cli/run-bin.js";
 import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";
 import { SqliteSessionRecords } from "../../adapters/sqlite/session-records.js";
 import { gitLog, gitRepo, removeDir } from "./helpers.js";
+import { machineSlackMs } from "../helpers/machine-slack.js";
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -148,11 +149,12 @@ describe("an agent never outlives its pulse", () => {
     }
     expect(seen.markers).toHaveLength(1);
     expect(marked(seen.markers[0]!).length).toBeGreaterThan(0);
+    const slack = machineSlackMs();
     run.child.kill("SIGKILL");
     await run.exited;
     const killedAt = Date.now();
-    await until(() => (marked(seen.markers[0]!).length === 0 && agentsIn(repo).length === 0 ? true : undefined), 5_000);
-    expect(Date.now() - killedAt).toBeLessThan(4_000);
+    await until(() => (marked(seen.markers[0]!).length === 0 && agentsIn(repo).length === 0 ? true : undefined), 5_000 + slack);
+    expect(Date.now() - killedAt, `bound: 4 s + ${slack} ms measured slack`).toBeLessThan(4_000 + slack);
   }, 30_000);
 });
 
@@ -277,10 +279,11 @@ describe("SIGTERM", () => {
     const run = background("start", "--goal", "stop me", "--driver", "scripted", "--script", script, "--stop-grace", "1");
     await until(() => (agentsIn(repo).length > 0 ? true : undefined));
     await new Promise((r) => setTimeout(r, 300)); // wip.txt written
+    const slack = machineSlackMs();
     const sent = Date.now();
     run.child.kill("SIGTERM");
     const { code, at } = await run.exited;
-    expect(at - sent, run.output()).toBeLessThan(3_000);
+    expect(at - sent, `${run.output()}\n(bound: grace 1 s + 2 s + ${slack} ms measured slack)`).toBeLessThan(3_000 + slack);
     expect(code, run.output()).toBe(0);
     expect(run.output()).toMatch(/SIGTERM: pausing; the current turn is stopped if still going in 1 s/);
     expect(agentsIn(repo)).toEqual([]);
@@ -334,9 +337,10 @@ describe("pulse serve", () => {
 
     const first = start();
     await begin(await first.url);
+    const slack = machineSlackMs();
     const sent = Date.now();
     first.child.kill("SIGTERM");
-    expect((await first.exited) - sent).toBeLessThan(3_000);
+    expect((await first.exited) - sent, `bound: grace 1 s + 2 s + ${slack} ms measured slack`).toBeLessThan(3_000 + slack);
     expect(agentsIn(repo)).toEqual([]);
     const { id } = await recorded(store);
     const d = json(pulse("status", id, "--json"));
@@ -348,7 +352,7 @@ describe("pulse serve", () => {
     await begin(await second.url);
     second.child.kill("SIGKILL");
     await second.exited;
-    await until(() => (agentsIn(repo).length === 0 ? true : undefined), 4_000);
+    await until(() => (agentsIn(repo).length === 0 ? true : undefined), 4_000 + machineSlackMs());
   }, 60_000);
 });
 
@@ -357,12 +361,13 @@ describe("--stop-grace and a second signal", () => {
     const { repo, store, script, pulse, background } = setup([{ shell: ["echo wip > wip.txt; trap '' TERM; sleep 300"], text: "<signal>COMPLETE</signal>" }]);
     const run = background("start", "--goal", "stop me now", "--driver", "scripted", "--script", script, "--stop-grace", "60");
     await until(() => (agentsIn(repo).length > 0 ? true : undefined));
+    const slack = machineSlackMs();
     const sent = Date.now();
     run.child.kill("SIGINT");
     await until(() => (/SIGINT: pausing/.test(run.output()) ? true : undefined));
     run.child.kill("SIGINT");
     const { code, at } = await run.exited;
-    expect(at - sent, run.output()).toBeLessThan(4_000);
+    expect(at - sent, `${run.output()}\n(bound: 4 s + ${slack} ms measured slack, the grace being 60 s)`).toBeLessThan(4_000 + slack);
     expect(code, run.output()).toBe(0);
     expect(run.output()).toContain("SIGINT again: stopping the turn now");
     expect(run.output()).not.toContain("Continuing...");

@@ -68,7 +68,7 @@ describe("pulse audit and pulse store", () => {
     const store = ["--store", `sqlite:${path}`];
     const info = runBin("pulse", ["store", "info", ...store]);
     expect(info.code).toBe(0);
-    expect(info.stdout).toMatch(/^sqlite store .*pulse\.db: schema version 3, [\d.]+ KiB\n/);
+    expect(info.stdout).toMatch(/^sqlite store .*pulse\.db: schema version 4, [\d.]+ KiB\n/);
     expect(info.stdout).toMatch(/\n {2}audit_events +\d+\n/);
     const counts = JSON.parse(runBin("pulse", ["store", "info", ...store, "--json"]).stdout) as { counts: Record<string, number> };
     const exported = runBin("pulse", ["store", "export", "--jsonl", ...store]).stdout.trim().split("\n").map((l) => JSON.parse(l) as { table: string });

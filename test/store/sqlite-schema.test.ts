@@ -58,7 +58,7 @@ describe("SQLite store schema version 2", () => {
     const db = openDatabase(path);
     expect(db.prepare("SELECT version FROM pulse_schema_versions WHERE component = 'store'").get()).toEqual({ version: STORE_SCHEMA_VERSION });
     db.close();
-    expect(STORE_SCHEMA_VERSION).toBe(3);
+    expect(STORE_SCHEMA_VERSION).toBe(4);
     const [interrupted, ...none] = await store.interrupted("examples.hello");
     expect(none).toEqual([]);
     expect(interrupted).toMatchObject({ trace_id: TRACE, number: 2, phases: [{ phase_id: "observe", signature: "blake3:01", status: "completed", output: { seen: 1 }, next: "decide" }], audit_seq: 2 });
@@ -162,7 +162,7 @@ describe("SQLite store schema version 2, read by a reader only", () => {
       error = e;
     }
     expect(error).toMatchObject({ code: "STORE_TOO_OLD" });
-    expect((error as Error).message).toMatch(/schema version 1, written by an older pulse; this pulse reads store schema version 3/);
+    expect((error as Error).message).toMatch(/schema version 1, written by an older pulse; this pulse reads store schema version 4/);
     const db = openDatabase(path);
     expect(db.prepare("SELECT version FROM pulse_schema_versions WHERE component = 'store'").get()).toEqual({ version: 1 });
     db.close();

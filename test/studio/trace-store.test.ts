@@ -20,9 +20,9 @@ async function roundTrip(store: string): Promise<void> {
   let traceId: string;
   let outputs: unknown[];
   try {
-    const r = await (await fetch(`${studio.url}/api/loops/examples.hello/trigger`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
+    const r = (await (await fetch(`${studio.url}/api/loops/examples.hello/trigger`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { trace_id: string };
     traceId = r.trace_id;
-    await expect.poll(async () => (await (await fetch(`${studio.url}/api/traces/${traceId}`)).json()).row?.status, { timeout: 10_000 }).toBe("completed");
+    await expect.poll(async () => ((await (await fetch(`${studio.url}/api/traces/${traceId}`)).json()) as { row?: { status?: string } }).row?.status, { timeout: 10_000 }).toBe("completed");
     const held = (await (await fetch(`${studio.url}/api/traces/${traceId}`)).json()) as any;
     expect(held.journal).toBeUndefined();
     outputs = held.row.phases.map((p: { output: string }) => JSON.parse(p.output));

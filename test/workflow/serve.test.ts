@@ -1,14 +1,15 @@
 /**
- * The workflow over `pulse serve` (a real server process): REST start, status, events, stop and
- * resume, and the MCP tools at /mcp; a request naming checks, a script outside --allow-scripts
+ * The workflow over `pulse serve` (a real server process): REST start, status, events, stop,
+ * steer and resume, and the MCP tools at /mcp; a request naming checks, a script outside --allow-scripts
  * and an unknown workflow refused, each with the near miss that passes.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { startServe, type Served } from "../session/serve-process.js";
+import { GuidanceSidecar } from "../../src/coding/guidance/sidecar.js";
 import { FIXED_ADD, git, PREFLIGHT, turn, until, worlds, writeScript } from "./helpers.js";
 
 const world = worlds();
@@ -61,6 +62,16 @@ describe("pulse serve: workflows over REST and MCP", () => {
     expect(status).toBe("stopped");
     expect((await call(s.url, "POST", `/api/workflows/${id}/stop`, {})).status).toBe(409);
 
+    // Steered while stopped (its worktree kept): recorded in its guidance; acknowledged from outside before it resumes.
+    expect((await call(s.url, "POST", `/api/workflows/${id}/steer`, { text: "x", by: "me" })).status).toBe(400);
+    const empty = await call(s.url, "POST", `/api/workflows/${id}/steer`, { text: " " });
+    expect([empty.status, empty.json.error.field]).toEqual([400, "text"]);
+    const steered = await call(s.url, "POST", `/api/workflows/${id}/steer`, { text: "Keep add pure." });
+    expect(steered.status, JSON.stringify(steered.json)).toBe(200);
+    expect(steered.json).toMatchObject({ deferred: false, event: { path: ".pulse/guidance.md", kind: "modified" }, workflow: { workflow: { id } } });
+    writeFileSync(join(tree, ".pulse/plan.md"), "# Plan\n\n1. Keep add pure.\n");
+    expect((await (await GuidanceSidecar.open({ root: tree })).ack(steered.json.event.id)).accepted).toBe(true);
+
     expect((await call(s.url, "POST", `/api/workflows/${id}/resume`, {})).status).toBe(200);
     let summary: Record<string, any> = {};
     for (let i = 0; i < 400 && summary.workflow?.status !== "completed"; i++) {
@@ -72,18 +83,23 @@ describe("pulse serve: workflows over REST and MCP", () => {
     expect(git(w.repo, "log", "--format=%s", `main..${summary.workflow.branch}`).split("\n")).toEqual(["docs: changelog", "fix(math): add adds"]);
     const events = (await call(s.url, "GET", `/api/workflows/${id}/events?after=0`)).json;
     expect(events.events.map((e: { type: string }) => e.type)).toContain("workflow.finished");
+    expect(events.events.find((e: { type: string }) => e.type === "guidance.steered").data).toMatchObject({ by: "api", event_id: steered.json.event.id, text: "Keep add pure." });
+    expect(events.events.map((e: { type: string }) => e.type)).not.toContain("guidance.held");
+    expect((await call(s.url, "POST", `/api/workflows/${id}/steer`, { text: "more" })).status).toBe(409);
     expect(events.next).toBe(events.events.at(-1).seq);
 
     const client = new Client({ name: "test", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`)));
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
-      expect(names).toEqual(expect.arrayContaining(["workflow_start", "workflow_status", "workflow_list", "workflow_events", "workflow_stop", "workflow_resume", "pulse_start"]));
+      expect(names).toEqual(expect.arrayContaining(["workflow_start", "workflow_status", "workflow_list", "workflow_events", "workflow_stop", "workflow_resume", "workflow_steer", "pulse_start"]));
       const listed = await client.callTool({ name: "workflow_list", arguments: {} });
       expect(JSON.parse((listed.content as { text: string }[])[0]!.text)[0]).toMatchObject({ id, status: "completed" });
       const refused = await client.callTool({ name: "workflow_resume", arguments: { workflowId: id } });
       expect(refused.isError).toBe(true);
       expect((refused.content as { text: string }[])[0]!.text).toContain("completed: there is nothing to resume");
+      const late = await client.callTool({ name: "workflow_steer", arguments: { workflowId: id, text: "more" } });
+      expect([late.isError, (late.content as { text: string }[])[0]!.text]).toEqual([true, `workflow ${id} is completed: there is nothing left to steer`]);
     } finally {
       await client.close();
     }

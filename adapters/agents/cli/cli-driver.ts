@@ -4,7 +4,7 @@
  * nothing for these CLIs: a JSON-streaming agent that ends without its final event has failed.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { AgentDriver, AgentRequest, AgentResult, AgentStatus, RunOptions } from "../../../src/agents/contract.js";
 import { buildEnv, isEnvName } from "./env.js";
@@ -12,7 +12,7 @@ import { STREAM_FORMATS, StreamState } from "./parsers/index.js";
 import { looksRateLimited } from "./parsers/stream-state.js";
 import { endpointRoot, fill, fillAll, type CliPreset, type Endpoint, type PromptVia } from "./preset.js";
 import { runProcess, type ProcessOutcome } from "./run-process.js";
-import { claudeHookSettings } from "../../../src/coding/guidance/hook-settings.js";
+import { installHooks } from "./hook-install.js";
 
 /** One word for `sh -c`, whatever it holds. */
 function shellQuote(word: string): string {
@@ -103,6 +103,7 @@ export class CliDriver implements AgentDriver {
 
     const parentEnv = o.parentEnv ?? process.env;
     const runDir = mkdtempSync(join(tmpdir(), `pulse-agent-${preset.name}-`));
+    let hookDir: string | undefined;
     try {
       const privateHome = o.homeDir ?? (o.endpoint || o.isolateHome ? this.home() : undefined);
       if (privateHome) for (const d of ["", ".config", ".local/share", ".cache", ".local/state"]) mkdirSync(join(privateHome, d), { recursive: true });
@@ -167,10 +168,16 @@ export class CliDriver implements AgentDriver {
 
       let hookArgs: string[] = [];
       if (o.guidanceHook && preset.hooks) {
-        values.hookSettings = join(runDir, "settings.json");
         const hook = o.guidanceHook;
-        writeFileSync(values.hookSettings, JSON.stringify(claudeHookSettings((event) => [hook.command, ...hook.args, event, "-C", request.cwd].map(shellQuote).join(" "))));
+        const installed = installHooks(preset.hooks.format, runDir, (event) => [hook.command, ...hook.args, event, "-C", request.cwd].map(shellQuote).join(" "), privateHome ?? parentEnv.HOME ?? homedir(), parentEnv);
+        hookDir = installed.cleanup;
+        if (installed.warning) warnings.push(installed.warning);
+        Object.assign(values, installed.values);
         hookArgs = fillAll(preset.hooks.args, values) ?? [];
+        for (const [name, template] of Object.entries(preset.hooks.env ?? {})) {
+          const v = fill(template, values);
+          if (v !== undefined) set[name] = v;
+        }
       } else if (o.guidanceHook && !this.hooklessWarned) {
         this.hooklessWarned = true;
         warnings.push(`${preset.name} has no hooks pulse installs: a guidance change reaches it at the next iteration, not during its turn`);
@@ -224,6 +231,7 @@ export class CliDriver implements AgentDriver {
       return this.toResult(outcome, state, stderrLines, warnings, started);
     } finally {
       rmSync(runDir, { recursive: true, force: true });
+      if (hookDir) rmSync(hookDir, { recursive: true, force: true });
     }
   }
 

@@ -9,6 +9,7 @@
  */
 import type { AgentCapabilities, AgentStatus } from "../../../src/agents/contract.js";
 import type { StreamFormat } from "./parsers/index.js";
+import type { HookFormat } from "../../../src/coding/guidance/hook-settings.js";
 
 export type PromptVia = "arg" | "stdin" | "file";
 
@@ -43,7 +44,7 @@ export interface CliPreset {
    * Installs pulse's guidance hooks for one run (`{hookSettings}` is a file the driver writes in
    * the CLI's own format): a CLI without them is steered at iteration boundaries only.
    */
-  hooks?: { format: "claude"; args: string[] };
+  hooks?: { format: HookFormat; args?: string[]; env?: Record<string, string> };
   /** Fixed environment of every run. */
   env?: Record<string, string>;
   /** Environment added when pulse runs as root (claude refuses to skip permissions as root otherwise). */
@@ -99,7 +100,7 @@ export function fillAll(templates: readonly string[] | undefined, values: Readon
   return out;
 }
 
-export const TEMPLATE_NAMES: ReadonlySet<string> = new Set(["prompt", "promptFile", "cwd", "model", "sessionId", "maxTurns", "mcpConfig", "hookSettings", "home", "baseUrl", "openaiBaseUrl", "apiKey"]);
+export const TEMPLATE_NAMES: ReadonlySet<string> = new Set(["prompt", "promptFile", "cwd", "model", "sessionId", "maxTurns", "mcpConfig", "hookSettings", "hookHome", "cliHome", "home", "baseUrl", "openaiBaseUrl", "apiKey"]);
 
 /** Every flag a preset uses: what `pulse drivers` looks for in the CLI's `--help`. */
 export function presetFlags(preset: CliPreset): string[] {

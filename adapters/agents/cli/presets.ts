@@ -70,6 +70,8 @@ export const BUILTIN_PRESETS: Readonly<Record<string, CliPreset>> = {
     model: ["-m", "{model}"],
     resume: ["--resume", "{sessionId}"],
     env: { GEMINI_CLI_TRUST_WORKSPACE: "true" },
+    // BeforeTool and AfterAgent hooks in a system-defaults file of this run's (the lowest settings layer; hook lists are concatenated): the user's settings stay as they are.
+    hooks: { format: "gemini", env: { GEMINI_CLI_SYSTEM_DEFAULTS_PATH: "{hookSettings}" } },
     passEnv: ["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"],
     endpoint: {
       env: { GOOGLE_GEMINI_BASE_URL: "{baseUrl}", GEMINI_API_KEY: "{apiKey}" },
@@ -88,6 +90,8 @@ export const BUILTIN_PRESETS: Readonly<Record<string, CliPreset>> = {
     model: ["-m", "{model}"],
     resume: ["--resume", "{sessionId}"],
     passEnv: ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "DASHSCOPE_API_KEY"],
+    // PreToolUse and Stop hooks: qwen reads hooks from the user's settings only, so the run gets a config home of its own (the user's settings plus the hooks, the rest linked) and keeps the user's runtime folder (sessions).
+    hooks: { format: "qwen", env: { QWEN_HOME: "{hookHome}", QWEN_RUNTIME_DIR: "{cliHome}" } },
     endpoint: {
       args: ["--auth-type", "openai"],
       env: { OPENAI_BASE_URL: "{openaiBaseUrl}", OPENAI_API_KEY: "{apiKey}", OPENAI_MODEL: "{model}" },

@@ -12,13 +12,17 @@ import { ChatLlm, apiKeyOf, baseUrlOf } from "../../../adapters/agents/llm/chat-
 import { DriverLlm } from "../../../adapters/agents/llm/driver-llm.js";
 import { HttpEmbedder } from "../../../adapters/agents/llm/embeddings-client.js";
 import { runActionProcess } from "../../../adapters/agents/actions/run-action.js";
+import { HttpOnlineSearch } from "../../../adapters/agents/knowledge/http-search.js";
 import { MemoryAgentFeedback } from "../../../adapters/memory/agent-feedback.js";
 import { MemoryAgentProcesses } from "../../../adapters/memory/agent-processes.js";
 import { SqliteAgentFeedback } from "../../../adapters/sqlite/agent-feedback.js";
 import { SqliteAgentProcesses } from "../../../adapters/sqlite/agent-processes.js";
 import { SqliteAgentRuns } from "../../../adapters/sqlite/agent-runs.js";
 import { MemoryAgentRuns } from "../../../adapters/memory/agent-runs.js";
+import { SqliteAgentJournal } from "../../../adapters/sqlite/agent-journal.js";
+import { MemoryAgentJournal } from "../../../adapters/memory/agent-journal.js";
 import type { AgentRunRecords } from "./run-records.js";
+import { pidAlive, procStart } from "../../../adapters/agents/cli/process-tree.js";
 import { reapDeadRunners } from "../../../adapters/agents/cli/reaper.js";
 import type { Script } from "../../../adapters/agents/scripted/script.js";
 import { createRuntime } from "../../embedded.js";
@@ -35,12 +39,14 @@ import { buildPlan } from "./planner.js";
 import { readReport, ReportError } from "./report.js";
 import { loadGuides, loadKnowledge } from "./retrieval/corpus.js";
 import { EmbeddingCache } from "./retrieval/embedding-cache.js";
+import { OnlineKnowledge, onlineRefusal, type OnlineSearch } from "./retrieval/online.js";
 import { screen } from "./retrieval/screen.js";
 import { AGENT_LOOP_ID } from "./handlers.js";
 import { AGENT_MANIFEST, AgentRunner, type RunOutcome } from "./runner.js";
+import { resumeRefusal, statusOf, type AgentRunRecord, type AgentRunStatus, type RunJournal } from "./run-journal.js";
 import type { AgentHooks, ExecutionMode } from "./run-state.js";
 import { summarize, type RunSummary } from "./summary.js";
-import type { ActionResult, Decision, Plan } from "./types.js";
+import type { ActionResult, Decision, KnowledgeEntry, Plan } from "./types.js";
 
 export interface AgentOptions {
   /** The agent's home (default $PULSE_AGENT_HOME, else ~/.pulse/agent). */
@@ -57,7 +63,7 @@ export interface AgentOptions {
   /**
    * Where feedback, action process records and run records go: `memory:`, a SQLite file (default
    * `<home>/agent.db`; the shared `.pulse/pulse.db` puts the runs beside sessions and workflows), or
-   * a PostgreSQL store (runs and processes there, feedback in `<home>/agent.db`).
+   * a PostgreSQL store (runs and processes there; feedback and the resume journal in `<home>/agent.db`).
    */
   store?: string;
   config?: AgentConfig;
@@ -67,6 +73,8 @@ export interface AgentOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** A runtime of one's own to host the loop in (its substrates, its audit); else an embedded one. */
   runtime?: Runtime;
+  /** An online search of one's own (else the HTTP endpoint knowledge.baseUrl names); used only on opt-in. */
+  onlineSearch?: OnlineSearch;
   /** Hears what the agent did on its own: action processes a killed run left, stopped at start. */
   onNote?: (message: string) => void;
   /** Only these of the home's actions are offered (a studio thread's chosen actions); default all. */
@@ -75,6 +83,8 @@ export interface AgentOptions {
 
 export interface AskOptions extends AgentHooks {
   executionMode?: ExecutionMode;
+  /** Online knowledge for this run (`--online`): refused unless config.json has knowledge.online true. */
+  online?: boolean;
   runId?: string;
 }
 
@@ -86,13 +96,35 @@ export interface RunHandle {
 
 export class AgentError extends Error {}
 
+/** A run as listed: its record, with `interrupted` for a running one whose pulse is gone. */
+export type AgentRunListing = Omit<AgentRunRecord, "status" | "state" | "pending"> & { status: AgentRunStatus; plan: { done: number; total: number } | null };
+
+/** Whether the process that recorded a run is still that process (a reused pid is not). */
+export function runnerAlive(pid: number, start?: number): boolean {
+  if (pid === process.pid) return true;
+  if (!pidAlive(pid)) return false;
+  return start === undefined || procStart(pid) === start;
+}
+
+function listing(r: AgentRunRecord): AgentRunListing {
+  const { state, pending: _p, ...rest } = r;
+  const steps = state.plan?.steps;
+  return { ...rest, status: statusOf(r, runnerAlive), plan: steps ? { done: steps.filter((s) => s.status === "done").length, total: steps.length } : null };
+}
+
 export interface Agent {
   readonly home: string;
   readonly config: AgentConfig;
   ask(text: string, files?: string[], opts?: AskOptions): Promise<RunHandle>;
+  /** Continues a run whose pulse died (status `interrupted`) from its last recorded step. */
+  resume(runId: string, hooks?: AgentHooks): Promise<RunHandle>;
+  /** The home's runs, newest first (a run whose pulse died shows `interrupted`). */
+  runs(limit?: number): Promise<AgentRunListing[]>;
   getReport(runId: string): Promise<RunSummary>;
   submitFeedback(actionRunId: string, feedback: unknown): Promise<FeedbackStored>;
-  plan(request: string, files?: string[]): Promise<Plan>;
+  plan(request: string, files?: string[], opts?: { online?: boolean }): Promise<Plan>;
+  /** Seed 002's searchOnline: refused unless config.json has knowledge.online true. */
+  searchOnline(query: string, k?: number): Promise<KnowledgeEntry[]>;
   decide(plan: Plan): Promise<Decision>;
   action(name: string, args: unknown): Promise<ActionResult>;
   abort(runId: string): boolean;
@@ -146,32 +178,44 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   const rerankEntry = config.screening.rerankerAlias ? config.llm.find((e) => e.alias === config.screening.rerankerAlias) : undefined;
   const reranker = o.reranker ?? (rerankEntry ? new ChatLlm(rerankEntry, env) : undefined);
   const executor = o.executor ?? runActionProcess;
+  const online = config.knowledge.online ? new OnlineKnowledge(o.onlineSearch ?? new HttpOnlineSearch(config.knowledge, env), config.knowledge, paths.cache) : undefined;
+  /** The online knowledge a run may use: none unless asked for, refused when asked for and off. */
+  const onlineFor = (asked: boolean | undefined): OnlineKnowledge | undefined => {
+    if (!asked) return undefined;
+    const refused = onlineRefusal(config.knowledge, true, paths.config);
+    if (refused || !online) throw new AgentError(refused ?? "--online: online knowledge is off");
+    return online;
+  };
   let feedback: FeedbackStore;
   let processes: AgentProcesses;
+  let journal: RunJournal;
   let runRecords: AgentRunRecords;
   if (o.store === "memory:") {
     feedback = new MemoryAgentFeedback();
     processes = new MemoryAgentProcesses();
+    journal = new MemoryAgentJournal();
     runRecords = new MemoryAgentRuns();
   } else {
     if (o.store !== undefined && /^postgres(ql)?:\/\//.test(o.store)) {
       // The runs and their action processes in the store the other loops use; the feedback (what
-      // the agent learns) stays in the home's agent.db, so a run offline learns from the same.
+      // the agent learns) and the resume journal stay in the home's agent.db.
       const { PostgresRuns } = await import("../../../adapters/postgres/run-records.js");
       const pg = await PostgresRuns.open(o.store, o.onNote ? { onNote: o.onNote } : {});
       feedback = SqliteAgentFeedback.open(paths.store);
+      journal = SqliteAgentJournal.open(paths.store);
       processes = pg.agentProcesses();
       runRecords = pg.agentRuns();
     } else {
       const path = resolve(o.store?.replace(/^sqlite:/, "") ?? paths.store);
       feedback = SqliteAgentFeedback.open(path);
       processes = SqliteAgentProcesses.open(path);
+      journal = SqliteAgentJournal.open(path);
       runRecords = SqliteAgentRuns.open(path);
     }
     // An agent run killed mid-action left its process (and its record): stopped before anything runs.
     for (const run of await reapDeadRunners(processes)) o.onNote?.(`stopped the action processes run ${run} left when its pulse died`);
   }
-  const runner = await AgentRunner.create(o.runtime ?? (await createRuntime()), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs);
+  const runner = await AgentRunner.create(o.runtime ?? (await createRuntime()), packageFile(AGENT_MANIFEST), paths.logs, config.logging.keep_last_runs, journal, { pid: process.pid, ...(procStart(process.pid) !== undefined ? { start: procStart(process.pid)! } : {}) });
   const filesOf = (files: readonly string[]) =>
     files.map((f) => {
       const abs = isAbsolute(f) ? f : resolve(workdir, f);
@@ -186,6 +230,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     config,
     async ask(text, files = [], opts = {}) {
       if (!text.trim()) throw new AgentError("--request: the request is empty");
+      const runOnline = onlineFor(opts.online);
       const { planner, decider } = models();
       const runId = opts.runId ?? randomUUID();
       const finished = runner.run({
@@ -202,6 +247,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
         ...(reranker ? { reranker } : {}),
         guides: loadGuides([paths.guides]),
         knowledge: loadKnowledge([paths.knowledge]),
+        ...(runOnline ? { online: runOnline } : {}),
         actions: actions(),
         executor,
         feedback,
@@ -213,6 +259,45 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       });
       return { runId, finished };
     },
+    async resume(runId, hooks = {}) {
+      if (!UUID.test(runId)) throw new AgentError(`resume: ${JSON.stringify(runId)} is not a run id (a UUID)`);
+      const record = await journal.get(runId);
+      const refused = resumeRefusal(runId, record, runnerAlive, process.pid);
+      if (refused || !record) throw new AgentError(`resume: ${refused}`);
+      const { planner, decider } = models();
+      const finished = runner.run(
+        {
+          runId,
+          request: record.request,
+          files: record.files,
+          mode: record.mode,
+          workdir: record.workdir,
+          config,
+          runsDir: join(paths.runs, runId),
+          planner,
+          decider,
+          ...(embeddings ? { embeddings } : {}),
+          ...(reranker ? { reranker } : {}),
+          guides: loadGuides([paths.guides]),
+          knowledge: loadKnowledge([paths.knowledge]),
+          // Online knowledge again only if the run had opted in and config.json still allows it.
+          ...(record.online && online ? { online } : {}),
+          actions: actions(),
+          executor,
+          feedback,
+          processes,
+          records: runRecords,
+          hooks: { onRecordError: (e) => o.onNote?.(`the run's outcome could not be recorded: ${e.message}`), ...hooks },
+          parentEnv: env,
+          ...(o.sleep ? { sleep: o.sleep } : {}),
+        },
+        record,
+      );
+      return { runId, finished };
+    },
+    async runs(limit) {
+      return (await journal.list(limit)).map(listing);
+    },
     async getReport(runId) {
       return summarize(readReport(reportOf(runId)));
     },
@@ -221,10 +306,17 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       const known = await feedback.get(actionRunId);
       return feedback.add(f, known ? { action: known.action, runId: known.runId } : { action: "?", runId: "?" });
     },
-    async plan(request, files = []) {
+    async plan(request, files = [], opts = {}) {
+      const fromOnline = onlineFor(opts.online);
       const guides = await screen(loadGuides([paths.guides]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
-      const knowledge = await screen(loadKnowledge([paths.knowledge]), request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
+      const extra = fromOnline ? (await fromOnline.docsFor(request)).docs : [];
+      const knowledge = await screen([...loadKnowledge([paths.knowledge]), ...extra], request, { ...config.screening, ...(embeddings ? { embeddings } : {}) });
       return (await buildPlan(models().planner, { request, files: filesOf(files), guides: guides.map((g) => g.entry), knowledge: knowledge.map((k) => k.entry), actions: actions().map((a) => ({ name: a.name, description: a.description })), iteration: 1 })).plan;
+    },
+    async searchOnline(query, k) {
+      const refused = onlineRefusal(config.knowledge, true, paths.config);
+      if (refused || !online) throw new AgentError(refused ?? "online knowledge is off");
+      return (await online.searchOnline(query, k ?? config.knowledge.maxResults)).entries;
     },
     async decide(plan) {
       const candidates = actions().map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, screen: 1 / (i + 1), feedback: 0, score: 1 / (i + 1) }));
@@ -240,6 +332,7 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     async close() {
       await feedback.close();
       await processes.close();
+      await journal.close();
       // Last: on PostgreSQL it closes the pool the process records share.
       await runRecords.close();
     },

@@ -61,12 +61,34 @@ const configSchema = z
       .object({ enable_user_feedback: z.boolean().default(true), implicit_success_on_ok: z.boolean().default(true), handler_timeout_sec: z.number().positive().default(60), recent: z.number().int().positive().default(20) })
       .strict()
       .default({}),
-    knowledge: z.object({ online: z.boolean().default(false), baseUrl: z.string().url().optional() }).strict().default({}),
+    /**
+     * Seed 002's OnlineConfig: a search endpoint consulted only when this says `online: true`
+     * and the run asks for it too (`--online`). The key is read from `apiKeyEnv`, never stored.
+     */
+    knowledge: z
+      .object({
+        online: z.boolean().default(false),
+        provider: z.enum(["custom_api", "web"]).default("custom_api"),
+        baseUrl: z
+          .string()
+          .url()
+          .refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL")
+          .optional(),
+        index: z.string().min(1).optional(),
+        apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name").optional(),
+        timeoutMs: z.number().int().positive().max(120_000).default(10_000),
+        maxResults: z.number().int().positive().max(20).default(5),
+        maxContentChars: z.number().int().positive().max(20_000).default(2_000),
+        cacheTtlSec: z.number().int().min(0).default(86_400),
+      })
+      .strict()
+      .default({}),
   })
   .strict();
 
 export type AgentConfig = z.infer<typeof configSchema>;
 export type LlmEntry = z.infer<typeof llmEntry>;
+export type OnlineConfig = AgentConfig["knowledge"];
 
 export class ConfigError extends Error {}
 
@@ -99,8 +121,7 @@ export function parseConfig(value: unknown, where = "config.json"): AgentConfig 
     const a = r.data.screening[key];
     if (a && !aliases.has(a)) throw new ConfigError(`${where}: screening.${key}: no llm entry has the alias "${a}"`);
   }
-  // Said, not silently ignored: seed 002's online knowledge has no backend here yet.
-  if (r.data.knowledge.online) throw new ConfigError(`${where}: knowledge.online: online knowledge is not supported in this version (only the home's knowledge/ files are read): set it to false`);
+  if (r.data.knowledge.online && !r.data.knowledge.baseUrl) throw new ConfigError(`${where}: knowledge.baseUrl: online knowledge needs a search endpoint (custom_api: a JSON search API; web: a SearXNG instance)`);
   return r.data;
 }
 

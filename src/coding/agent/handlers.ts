@@ -11,11 +11,13 @@ import { phaseAuditSink } from "../audit-sink.js";
 import { failedResult, newActionRunId, performAction } from "./actions/executor.js";
 import { decide, type Candidate } from "./decider.js";
 import { feedbackStats, implicitFeedback, rescore, validateFeedback } from "./feedback.js";
-import { buildPlan, progressOf, updateFromAction } from "./planner.js";
+import { buildPlan, planMarkdown, progressOf, updateFromAction } from "./planner.js";
+import { GuidanceGate, whatChanged, type HeldReplan } from "../guidance/gate.js";
+import type { AckDecision } from "../guidance/policy.js";
 import { rerank } from "./retrieval/rerank.js";
 import { screen as screenDocs } from "./retrieval/screen.js";
 import type { AgentRun, AgentRuns, IterationState, Planned, Screened } from "./run-state.js";
-import type { ActionResult, Advisory, Decision, EnvelopeType, Feedback } from "./types.js";
+import type { ActionResult, Advisory, Decision, EnvelopeType, Feedback, Plan } from "./types.js";
 
 export const AGENT_LOOP_ID = "coding.plan_decide_act";
 export const AGENT_PHASES = ["screen", "plan", "decide", "perform_action", "evaluate_progress"] as const;
@@ -59,12 +61,44 @@ async function emit(run: AgentRun, ctx: PhaseContext, type: EnvelopeType, payloa
   await phaseAuditSink(ctx)(`agent.${type}`, { envelope_id: e.id, ...payload });
 }
 
+/** The replan the run is held for, if the workdir has a `.pulse/` (pulse agent never creates one: `pulse guidance init` does). */
+async function heldReplan(run: AgentRun): Promise<HeldReplan | null> {
+  if (run.guidance === undefined) run.guidance = (await GuidanceGate.existing(run.workdir, undefined, { gitExclude: false })) ?? undefined;
+  return run.guidance ? run.guidance.held() : null;
+}
+
+/** plan.md written with the new plan, then the held event acknowledged (judged by the sidecar: a change made meanwhile stays pending). */
+async function acknowledge(gate: GuidanceGate, held: HeldReplan, plan: Plan): Promise<AckDecision> {
+  gate.writePlan(planMarkdown(plan));
+  return gate.sidecar.ack(held.event_id);
+}
+
+/** The actions the decider chooses among for the plan's next open step (the request while there is no plan), re-scored by recent feedback. */
+async function candidatesFor(run: AgentRun, plan: Plan | null): Promise<Candidate[]> {
+  const { strategy, k } = run.config.screening;
+  const open = plan?.steps.find((x) => x.status !== "done" && x.status !== "blocked");
+  const query = open ? `${open.desc} ${run.request}` : run.request;
+  const docs = run.actions.map((a) => ({ id: a.name, text: `${a.name.replace(/[-_]/g, " ")}\n${a.description}\n${a.arguments.map((x) => `${x.name} ${x.description ?? ""}`).join("\n")}`, entry: a }));
+  const hits = await screenDocs(docs, query, { strategy, k: docs.length, signal: run.controller.signal, ...(run.embeddings ? { embeddings: run.embeddings } : {}) });
+  // Every action stays a candidate: screening orders them, it does not hide the one the plan needs.
+  const ranked = [...hits.map((h) => h.entry), ...run.actions.filter((a) => !hits.some((h) => h.id === a.name))];
+  const stats = feedbackStats(await run.feedback.recent(run.config.feedback.recent));
+  return ranked
+    .map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, ...rescore(i + 1, stats.get(a.name)), ...(stats.has(a.name) ? { recent: stats.get(a.name)! } : {}) }))
+    .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
+    .slice(0, Math.max(k, 1));
+}
+
 const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
 export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[number], PhaseHandler> {
   const screen: PhaseHandler<IterationState, Screened> = async (ctx) => {
     const run = runOf(runs, ctx);
-    const s = ctx.input;
+    // The guidance gate at the start of each step: a pending change of the workdir's .pulse/ guidance
+    // holds the run, which screens and plans again (the plan it invalidates carried for the planner).
+    const held = await heldReplan(run);
+    if (held) await phaseAuditSink(ctx)("guidance.held", { event_id: held.event_id, files: held.files, iteration: ctx.iteration });
+    const s: IterationState & Partial<Pick<Screened, "held" | "invalidated">> = held ? { ...ctx.input, plan: null, held, invalidated: ctx.input.plan } : ctx.input;
     const { strategy, k } = run.config.screening;
     const opt = { strategy, k, signal: run.controller.signal, ...(run.embeddings ? { embeddings: run.embeddings } : {}) };
     // Guides and knowledge shape the plan: they are screened (and reranked) while there is none.
@@ -75,24 +109,16 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       return rerank(run.reranker, run.request, hits, (id) => text.get(id) ?? "", { iteration: ctx.iteration, signal: run.controller.signal });
     };
     const guides = s.plan ? [] : await reranked(run.guides);
-    const knowledge = s.plan ? [] : await reranked(run.knowledge);
-    const open = s.plan?.steps.find((x) => x.status !== "done" && x.status !== "blocked");
-    const query = open ? `${open.desc} ${run.request}` : run.request;
-    const docs = run.actions.map((a) => ({ id: a.name, text: `${a.name.replace(/[-_]/g, " ")}\n${a.description}\n${a.arguments.map((x) => `${x.name} ${x.description ?? ""}`).join("\n")}`, entry: a }));
-    const hits = await screenDocs(docs, query, { ...opt, k: docs.length });
-    // Every action stays a candidate: screening orders them, it does not hide the one the plan needs.
-    const ranked = [...hits.map((h) => h.entry), ...run.actions.filter((a) => !hits.some((h) => h.id === a.name))];
-    const stats = feedbackStats(await run.feedback.recent(run.config.feedback.recent));
-    const candidates: Candidate[] = ranked
-      .map((a, i) => ({ name: a.name, description: a.description, tags: a.tags, arguments: a.arguments, ...rescore(i + 1, stats.get(a.name)), ...(stats.has(a.name) ? { recent: stats.get(a.name)! } : {}) }))
-      .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
-      .slice(0, Math.max(k, 1));
-    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), candidates };
+    // Online results (opted in) join the home's knowledge and are screened with it by the same strategy.
+    const online = !s.plan && run.online ? await run.online.docsFor(run.request, run.controller.signal) : undefined;
+    const knowledge = s.plan ? [] : await reranked(online ? [...run.knowledge, ...online.docs] : run.knowledge);
+    const candidates = await candidatesFor(run, s.plan);
+    return { ...s, guides: guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), knowledge: knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, entry: g.entry })), candidates, ...(online ? { online: online.outcome } : {}) };
   };
 
   const plan: PhaseHandler<Screened, Planned> = async (ctx) => {
     const run = runOf(runs, ctx);
-    const s = ctx.input;
+    const { held, invalidated, ...s } = ctx.input;
     if (s.plan) return { ...s, plan: s.plan };
     const role = run.config.llm.find((e) => e.alias === run.planner.alias);
     const built = await buildPlan(run.planner, {
@@ -105,10 +131,16 @@ export function agentHandlers(runs: AgentRuns): Record<(typeof AGENT_PHASES)[num
       signal: run.controller.signal,
       ...(role?.temperature !== undefined ? { temperature: role.temperature } : {}),
       ...(role?.think ? { think: true } : {}),
+      ...(held ? { replan: { changed: whatChanged(held), previous: invalidated ?? null } } : {}),
     });
     run.tokensUsed += built.usage.inputTokens + built.usage.outputTokens;
-    await emit(run, ctx, "plan_built", { plan: built.plan, usage: built.usage, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
-    return { ...s, plan: built.plan };
+    // The new plan is the agent's plan.md, and the replan is acknowledged with its hash.
+    const ack = held && run.guidance ? await acknowledge(run.guidance, held, built.plan) : undefined;
+    if (held && ack) await phaseAuditSink(ctx)(ack.accepted ? "guidance.acknowledged" : "guidance.ack_refused", { event_id: held.event_id, accepted: ack.accepted, acknowledged_event_id: ack.acknowledged_event_id, plan_sha256: ack.plan_sha256, via: "planner", reason: ack.reason, iteration: ctx.iteration });
+    // A replan's first step may need other actions than the step it replaced: the candidates follow the new plan.
+    const candidates = held ? await candidatesFor(run, built.plan) : s.candidates;
+    await emit(run, ctx, "plan_built", { plan: built.plan, ...(held && ack ? { replan: { event_id: held.event_id, files: held.files, accepted: ack.accepted, plan_sha256: ack.plan_sha256, reason: ack.reason } } : {}), usage: built.usage, guides: s.guides.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks })), knowledge: s.knowledge.map((g) => ({ id: g.id, score: g.score, ranks: g.ranks, ...(g.entry.origin ? { origin: g.entry.origin, name: g.entry.name, ...(g.entry.url ? { url: g.entry.url } : {}) } : {}) })), ...(s.online ? { online: s.online } : {}), strategy: run.config.screening.strategy, ...(run.reranker ? { reranker: run.reranker.alias } : {}), attempts: built.attempts, ...(built.thinkSupported !== undefined ? { thinkSupported: built.thinkSupported } : {}) });
+    return { ...s, plan: built.plan, candidates };
   };
 
   const decideHandler: PhaseHandler<Planned, Decided> = async (ctx) => {

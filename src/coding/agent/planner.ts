@@ -4,6 +4,7 @@
  * function that also gives the advisory (continue | terminate | blocked, with its reason).
  */
 import { generateStructured, type Llm } from "./llm.js";
+import { quotedOnline } from "./retrieval/online.js";
 import type { ActionResult, Advisory, Decision, GuideEntry, KnowledgeEntry, Plan, PlanStep } from "./types.js";
 
 export const PLAN_SCHEMA = {
@@ -31,22 +32,38 @@ export interface PlanCall {
   maxTokens?: number;
   iteration: number;
   signal?: AbortSignal;
+  /** The guidance changed: what changed (quoted as data) and the plan it invalidates. */
+  replan?: { changed: string[]; previous: Plan | null };
 }
 
-export function planPrompt(c: Pick<PlanCall, "request" | "files" | "guides" | "knowledge" | "actions">): string {
+export function planPrompt(c: Pick<PlanCall, "request" | "files" | "guides" | "knowledge" | "actions" | "replan">): string {
   const guides = c.guides.map((g) => `- ${g.name}: ${g.description}\n${g.plan.map((s, i) => `  ${i + 1}. ${s}`).join("\n")}`).join("\n");
-  const knowledge = c.knowledge.map((k) => `- ${k.name}: ${k.description}\n  ${k.content}`).join("\n");
+  const knowledge = c.knowledge.filter((k) => k.origin !== "online").map((k) => `- ${k.name}: ${k.description}\n  ${k.content}`).join("\n");
+  const online = quotedOnline(c.knowledge.filter((k) => k.origin === "online"));
   return [
     "You are the planner of an agent that acts only through the actions listed below.",
     `Request: ${c.request}`,
     c.files.length ? `Files given with the request: ${c.files.join(", ")}` : "",
     guides ? `Guides that may fit:\n${guides}` : "",
     knowledge ? `Knowledge:\n${knowledge}` : "",
+    online,
     `Actions available:\n${c.actions.map((a) => `- ${a.name}: ${a.description}`).join("\n") || "(none)"}`,
-    "Write a short plan: the steps in order, each one thing an action can do.",
+    ...(c.replan
+      ? [
+          "The guidance for this request changed while the previous plan ran: plan again under it.",
+          ...c.replan.changed,
+          c.replan.previous ? `The previous plan (its done steps are done; do not repeat them):\n${c.replan.previous.steps.map((x) => `- [${x.status}] ${x.desc}`).join("\n")}` : "",
+          "Write a short plan of what is left to do under the new guidance: the steps in order, each one thing an action can do.",
+        ]
+      : ["Write a short plan: the steps in order, each one thing an action can do."]),
   ]
     .filter(Boolean)
     .join("\n\n");
+}
+
+/** The plan as `.pulse/plan.md` holds it: what the guidance sidecar hashes when the replan is acknowledged. */
+export function planMarkdown(plan: Plan): string {
+  return `# Plan\n\n${plan.task}\n\n${plan.steps.map((s, i) => `${i + 1}. [${s.status}] ${s.desc}`).join("\n")}\n`;
 }
 
 export function planFrom(task: string, steps: { id?: string; desc: string; deps?: string[] }[], now: Date): Plan {

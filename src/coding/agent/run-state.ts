@@ -5,12 +5,14 @@
  */
 import type { AgentProcesses } from "../agent-processes.js";
 import type { AgentRunRecords } from "./run-records.js";
+import type { GuidanceGate, HeldReplan } from "../guidance/gate.js";
 import type { ActionExecutor } from "./actions/executor.js";
 import type { AgentConfig } from "./config.js";
 import type { FeedbackStore } from "./feedback.js";
 import type { Llm } from "./llm.js";
 import type { Doc } from "./retrieval/corpus.js";
 import type { EmbeddingCache } from "./retrieval/embedding-cache.js";
+import type { OnlineKnowledge, OnlineOutcome } from "./retrieval/online.js";
 import type { ActionResult, ActionSpec, Advisory, Envelope, EnvelopeType, Feedback, GuideEntry, KnowledgeEntry, Plan } from "./types.js";
 import type { Candidate } from "./decider.js";
 
@@ -46,6 +48,8 @@ export interface AgentRun {
   reranker?: Llm;
   guides: Doc<GuideEntry>[];
   knowledge: Doc<KnowledgeEntry>[];
+  /** Online knowledge, present only when config.json and the run both opted in (`--online`). */
+  online?: OnlineKnowledge;
   actions: ActionSpec[];
   executor: ActionExecutor;
   feedback: FeedbackStore;
@@ -61,6 +65,8 @@ export interface AgentRun {
   /** Wall-clock deadline (ms since the epoch). */
   deadline: number;
   controller: AbortController;
+  /** The guidance gate of the workdir's `.pulse/`, once there is one (checked before each plan step). */
+  guidance?: GuidanceGate;
   emit(type: EnvelopeType, payload: Record<string, unknown>): Envelope;
   sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
@@ -82,6 +88,12 @@ export interface Screened extends IterationState {
   guides: { id: string; score: number; ranks: Ranks; entry: GuideEntry }[];
   knowledge: { id: string; score: number; ranks: Ranks; entry: KnowledgeEntry }[];
   candidates: Candidate[];
+  /** The guidance changed (the gate held this step): plan again, told what changed. */
+  held?: HeldReplan;
+  /** The plan the change invalidated. */
+  invalidated?: Plan | null;
+  /** What the online search did for this plan (only with online knowledge). */
+  online?: OnlineOutcome;
 }
 
 /** plan → decide. */

@@ -13,6 +13,9 @@ export interface KnowledgeEntry {
   name: string;
   description: string;
   content: string;
+  /** Set on what an online search returned (knowledge.online): quoted to the planner as data. */
+  origin?: "online";
+  url?: string;
 }
 
 export type StepStatus = "pending" | "running" | "done" | "blocked" | "failed";

@@ -14,6 +14,7 @@ import type { LedgerEntry } from "../cost-ledger.js";
 import { compareToBaseline, describeVerdict, type GateVerdict } from "../gate.js";
 import { checkpoint } from "../worktree.js";
 import { PULSE_ACK_REPLAN_TOOL, PULSE_SIGNAL_TOOL } from "../completion-tools.js";
+import { applyDeferredSteers } from "../guidance/deferred.js";
 import { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "../guidance/gate.js";
 import { randomUUID } from "node:crypto";
 import { createHash } from "node:crypto";
@@ -159,7 +160,11 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const turns = await turnsOf(ctx, run);
       const anchor = resolveAnchor({ chained: previous?.anchor_hint_next ?? null, explicit: s.anchor_turn_id, goal: s.goal, turns, minSalience: run.profile.buildContext.semanticMinSalience });
       // The gate, before anything else: a pending guidance change holds the session, and this turn replans.
-      run.guidance ??= await GuidanceGate.open(workdirOf(s));
+      if (!run.guidance) {
+        run.guidance = await GuidanceGate.open(workdirOf(s));
+        // Steers given while the session had no working directory (blocked in its own worktree) go in now.
+        await applyDeferredSteers(run.records, s.id, run.guidance, { session_id: s.id });
+      }
       const replan = await run.guidance.held();
       const prefetched = run.profile.buildContext.contextStrategy === "none" || run.profile.buildContext.contextStrategy === "mcp" ? [] : s.progress_log.slice(-run.profile.buildContext.prefetchTurns);
       const prompt = buildIterationPrompt({

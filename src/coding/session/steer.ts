@@ -6,21 +6,22 @@
  * replanned and acknowledged. The session's event stream records the steer, and later the ack
  * with the plan's hash.
  */
-import { existsSync } from "node:fs";
 import type { GuidanceEvent } from "../guidance/events.js";
-import { GuidanceGate } from "../guidance/gate.js";
+import { steerInto } from "../guidance/deferred.js";
 import { isFinished, type CreatedBy, type SessionRecord, type SessionRecords } from "./records.js";
 import { SessionInputError, SessionStateError } from "./service.js";
 import { workdirOf } from "./workspace.js";
-import type { SessionEvent } from "./run-state.js";
 
 export const MAX_STEER_CHARS = 20_000;
 
 export interface Steered {
   session: SessionRecord;
-  event: GuidanceEvent;
-  /** The guidance file the text went into. */
+  /** The recorded guidance change; null when the steer waits for the session's worktree (deferred). */
+  event: GuidanceEvent | null;
+  /** The guidance file the text went into (or goes into when the session runs again). */
   file: string;
+  /** The session has no working directory now (blocked in its own worktree): the steer is applied when it is resumed. */
+  deferred: boolean;
 }
 
 export function steerText(text: unknown): string {
@@ -34,11 +35,8 @@ export async function steerSession(records: SessionRecords, id: string, text: un
   const s = await records.get(id);
   if (!s) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
   if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is ${s.status}: there is nothing left to steer`);
-  const workdir = workdirOf(s);
-  // A worktree is made when the session starts and removed when it blocks: guidance written then would be lost with it.
-  if (!existsSync(workdir)) throw new SessionStateError("NOT_RUNNING", `session ${s.id} has no working directory now (${workdir} is made when it runs): steer it once it runs (pulse session resume ${s.id.slice(0, 8)})`);
-  const gate = await GuidanceGate.open(workdir);
-  const event = await gate.steer(guidance);
-  await records.appendEvents(s.id, [{ at: new Date().toISOString(), type: "guidance.steered", data: { type: "guidance.steered", session_id: s.id, event_id: event.id, by, text: guidance, file: event.path, sha256: event.sha256 } satisfies SessionEvent }]);
-  return { session: s, event, file: gate.sidecar.paths.file("guidance.md") };
+  // A worktree is made when the session starts and removed when it blocks: then the steer waits in
+  // the session's events, and the session applies it when it opens its gate again (at resume).
+  const r = await steerInto(records, s.id, workdirOf(s), guidance, { session_id: s.id, by });
+  return { session: s, ...r };
 }

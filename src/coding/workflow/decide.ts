@@ -8,7 +8,7 @@ import { isToolCall } from "../completion-tools.js";
 import type { AgentResult, ToolCall } from "../../agents/contract.js";
 import type { UnresolvedIssue } from "./records.js";
 
-export type TurnDecision = "accept" | "reject" | "extend" | "nudge" | "fail" | "stop" | "halt";
+export type TurnDecision = "accept" | "reject" | "extend" | "nudge" | "fail" | "stop" | "halt" | "replan";
 
 export interface Completion {
   summary: string;
@@ -114,4 +114,20 @@ export function judgeTurn(f: TurnFacts): TurnVerdict {
   if (nudges > f.limits.maxNudges) return { ...base, nudges, decision: "fail", reason: `the agent ended ${nudges} turns without pulse_done or request_extension` };
   if (turn >= f.limits.maxTurnsPerPulse) return { ...overLimit("it ended its turn without a completion tool"), nudges };
   return { ...base, nudges, decision: "nudge", feedback: "You ended your turn without calling pulse_done or request_extension. Finish the pulse and call pulse_done, or call request_extension if you need another turn." };
+}
+
+/**
+ * A turn the guidance gate held (the guidance changed): it replans, nothing else, so a pulse_done
+ * in it is not judged. Acknowledged, the pulse goes on under the new plan with its feedback as it
+ * was; not, it counts as a nudge (a turn without progress) and the next turn is held again; past
+ * maxNudges the workflow halts for a person (who can acknowledge with `pulse guidance ack`, then resume).
+ */
+export function judgeReplan(f: { status: AgentResult["status"]; error?: string; aborted: boolean; accepted: boolean; reason: string; rejections: number; nudges: number; feedback: string | null; limits: { maxNudges: number } }): TurnVerdict {
+  const base = { rejections: f.rejections, nudges: f.nudges, extensions: 0, feedback: f.feedback, reason: null, summary: null, unresolvedIssues: [] as UnresolvedIssue[] };
+  if (f.aborted || f.status === "aborted") return { ...base, decision: "stop", reason: "stopped during its replan turn" };
+  if (f.accepted) return { ...base, decision: "replan", reason: "replanned under the changed guidance" };
+  if (f.status !== "ok") return { ...base, decision: "fail", reason: `the agent's replan turn ended ${f.status}${f.error ? `: ${f.error}` : ""}` };
+  const nudges = f.nudges + 1;
+  if (nudges > f.limits.maxNudges) return { ...base, nudges, decision: "halt", reason: `the guidance changed and the agent has not acknowledged it (${f.reason}) after ${nudges} turns without progress (limits.maxNudges ${f.limits.maxNudges}): acknowledge with pulse guidance ack, then resume` };
+  return { ...base, nudges, decision: "replan", reason: f.reason };
 }

@@ -11,16 +11,28 @@ import { randomUUID } from "node:crypto";
 import type { PhaseContext, PhaseHandler } from "../../runtime/handler-context.js";
 import type { AgentResult, ToolCall } from "../../agents/contract.js";
 import { recordProcesses } from "../agent-processes.js";
-import { pulseDoneTool, REQUEST_EXTENSION_TOOL } from "../completion-tools.js";
+import { git } from "../git.js";
+import { PULSE_ACK_REPLAN_TOOL, pulseDoneTool, REQUEST_EXTENSION_TOOL } from "../completion-tools.js";
+import { applyDeferredSteers } from "../guidance/deferred.js";
+import { GUIDANCE_DIR } from "../guidance/files.js";
+import { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "../guidance/gate.js";
 import { baselineOf, compareToBaseline, excuseKnown, type CheckBaseline, type CheckRun, type GateVerdict } from "../gate.js";
 import { phaseAuditSink } from "../audit-sink.js";
 import { changedSince, landPulse, openPulseBranch, pulseBranch, shelvePulse } from "./branches.js";
-import { completionOf, extensionOf, judgeTurn, standingFailures, type ToolOutcome, type TurnVerdict } from "./decide.js";
+import { completionOf, extensionOf, judgeReplan, judgeTurn, standingFailures, type ToolOutcome, type TurnVerdict } from "./decide.js";
 import { runPreflight, type PreflightResult } from "./preflight.js";
 import { WORKFLOW_LOOP_ID } from "./profile.js";
 import { pulsePrompt } from "./prompt.js";
 import type { PulseRecord, WorkflowStatus } from "./records.js";
 import type { WorkflowRun, WorkflowRuns } from "./run-state.js";
+
+/** The guidance sidecar's directory, as the workflow lists its artifacts (what `git ls-files --directory` names). */
+const GUIDANCE_ARTIFACT = `${GUIDANCE_DIR}/`;
+
+/** Whether git ignores `path` already (a .gitignore of the project): then it needs no exclusion, and git refuses a pathspec naming it. */
+async function ignored(cwd: string, path: string): Promise<boolean> {
+  return (await git(cwd, ["check-ignore", "-q", path], { allowFail: true })).code === 0;
+}
 
 export const WORKFLOW_PHASES = ["preflight", "select_pulse", "prepare_worktree", "run_pulse", "validate_completion", "checkpoint", "record_outcome"] as const;
 
@@ -50,6 +62,8 @@ export interface PulseTurn extends PreparedPulse {
   turn: number;
   result: AgentResult | null;
   tools: ToolOutcome[];
+  /** The guidance changed: this turn was held to replan (and acknowledge) instead of working on the pulse. */
+  replan?: HeldReplan;
 }
 
 /** validate_completion (route) → checkpoint | record_outcome. */
@@ -61,6 +75,8 @@ export interface CompletionVerdict extends PulseTurn {
   files: string[];
   /** Accepted with unresolved issues: the checks as they stand become the baseline later pulses are held to. */
   rebaseline: CheckBaseline[] | null;
+  /** A replan turn's acknowledgement, as the gate judged it. */
+  ack?: ReplanAck;
 }
 
 /** checkpoint (act) → record_outcome. */
@@ -136,6 +152,20 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       run.workflow = await run.records.update(w.id, { turns: w.turns + 1 });
       const total = (await run.records.pulses(w.id)).length;
       const escape = p.rejections >= run.profile.limits.maxRejections;
+      // The gate, before the turn: a pending guidance change holds the pulse, and this turn replans.
+      // Its files are one of the workflow's artifacts: never committed, the user's repository's exclude file untouched.
+      if (!run.guidance) {
+        run.guidance = await GuidanceGate.open(w.worktree_path, undefined, { gitExclude: false });
+        // Steers given while the workflow had no worktree go in now.
+        await applyDeferredSteers(run.records, w.id, run.guidance, { workflow_id: w.id });
+      }
+      if (!w.artifacts.includes(GUIDANCE_ARTIFACT) && !(await ignored(w.worktree_path, GUIDANCE_ARTIFACT))) run.workflow = await run.records.update(w.id, { artifacts: [...w.artifacts, GUIDANCE_ARTIFACT] });
+      const replan = (await run.guidance.held()) ?? undefined;
+      if (replan) {
+        await phaseAuditSink(ctx)("guidance.held", { event_id: replan.event_id, files: replan.files, pulse: p.number, turn });
+        run.emit({ type: "guidance.held", workflow_id: w.id, pulse: p.number, turn, event_id: replan.event_id, files: replan.files });
+      }
+      const pulseBrief = pulsePrompt(w, p, total, { feedback: p.feedback, escape });
       const calls = new Map<string, ToolCall>();
       const tools: ToolOutcome[] = [];
       const d = run.profile.runPulse;
@@ -146,12 +176,12 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       try {
         result = await driver.run(
           {
-            prompt: pulsePrompt(w, p, total, { feedback: p.feedback, escape }),
+            prompt: replan ? `${replanBriefing(replan, "Then end the turn without pulse_done: the pulse goes on in the next turn, under the new plan.")}\n\nThe pulse you are replanning (as it was given before the change):\n\n${pulseBrief}` : pulseBrief,
             cwd: w.worktree_path,
             loopId: WORKFLOW_LOOP_ID,
             phaseId: "run_pulse",
             iteration: run.workflow.turns,
-            terminalTools: [pulseDoneTool(escape), REQUEST_EXTENSION_TOOL],
+            terminalTools: replan ? [PULSE_ACK_REPLAN_TOOL] : [pulseDoneTool(escape), REQUEST_EXTENSION_TOOL],
             ...((w.driver.timeoutMs ?? d.timeoutMs) ? { timeoutMs: (w.driver.timeoutMs ?? d.timeoutMs)! } : {}),
             ...(d.silenceTimeoutMs ? { silenceTimeoutMs: d.silenceTimeoutMs } : {}),
             ...(d.maxTurns ? { maxTurns: d.maxTurns } : {}),
@@ -175,7 +205,7 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       } finally {
         await recording.done();
       }
-      return { ...x, action_id: `turn_${p.id}_${turn}`, status: "success", causal_parent_ids: [], turn, result, tools };
+      return { ...x, action_id: `turn_${p.id}_${turn}`, status: "success", causal_parent_ids: [], turn, result, tools, ...(replan ? { replan } : {}) };
     },
 
     validate_completion: async (ctx): Promise<CompletionVerdict> => {
@@ -184,9 +214,16 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       const p = await pulseOf(run, t.pulse_id);
       if (!p || !t.result) return { ...t, next: "record_outcome", decision: "end", verdict: null, gate: null, files: [], rebaseline: null };
       const w = run.workflow;
-      const completion = completionOf(t.result.toolCalls);
       const aborted = run.controller.signal.aborted || run.stopping !== undefined;
       const files = await changedSince(w.worktree_path, t.base!, w.artifacts);
+      if (t.replan) {
+        // A replan turn is judged on its acknowledgement only: a pulse_done in it is not a completion.
+        const ack = await run.guidance!.settle(t.replan, t.result.toolCalls);
+        const verdict = judgeReplan({ status: t.result.status, ...(t.result.error ? { error: t.result.error.message } : {}), aborted, accepted: ack.accepted, reason: ack.reason, rejections: p.rejections, nudges: p.nudges, feedback: p.feedback, limits: run.profile.limits });
+        const ends = verdict.decision === "fail" || verdict.decision === "stop";
+        return { ...t, next: ends ? "checkpoint" : "record_outcome", decision: verdict.decision, verdict, gate: null, files, rebaseline: null, ack };
+      }
+      const completion = completionOf(t.result.toolCalls);
       // Done means verified: the gate runs on a completion only, against the preflight's baselines.
       let gate: GateVerdict | null = null;
       let checks: CheckRun[] = [];
@@ -239,6 +276,10 @@ export function workflowHandlers(runs: WorkflowRuns): Record<(typeof WORKFLOW_PH
       const entry = await run.ledger.record({ loopId: WORKFLOW_LOOP_ID, sessionId: w.id, iteration: w.turns, driver: run.driverFor("run_pulse").name, ...(r.model ? { model: r.model } : {}), ...(r.usage ? { usage: r.usage } : {}), ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}) }, phaseAuditSink(ctx));
       const v = x.verdict;
       const now = new Date().toISOString();
+      if (x.ack) {
+        await phaseAuditSink(ctx)(x.ack.accepted ? "guidance.acknowledged" : "guidance.ack_refused", { event_id: x.ack.event_id, accepted: x.ack.accepted, acknowledged_event_id: x.ack.acknowledged_event_id, plan_sha256: x.ack.plan_sha256, via: x.ack.via, reason: x.ack.reason, pulse: p.number, turn: x.turn });
+        run.emit({ type: "guidance.acknowledged", workflow_id: w.id, pulse: p.number, turn: x.turn, ack: x.ack });
+      }
       const ended = v.decision === "accept" ? "succeeded" : v.decision === "fail" ? "failed" : v.decision === "stop" ? "stopped" : null;
       const pulse = await run.records.updatePulse(p.id, {
         rejections: v.rejections,

@@ -7,6 +7,7 @@ import type { AgentDriver } from "../../agents/contract.js";
 import type { AgentProcesses } from "../agent-processes.js";
 import type { CostLedger } from "../cost-ledger.js";
 import type { CheckRunner } from "../gate.js";
+import type { GuidanceGate } from "../guidance/gate.js";
 import type { WorkflowProfile } from "./profile.js";
 import type { WorkflowRecord, WorkflowRecords } from "./records.js";
 
@@ -27,6 +28,8 @@ export interface WorkflowRun {
   controller: AbortController;
   checks: CheckRunner;
   processes?: AgentProcesses;
+  /** The guidance gate of the workflow's worktree (its `.pulse/`), opened at the first pulse turn. */
+  guidance?: GuidanceGate;
   /** Why the run is being stopped (stop request, a signal to pulse). */
   stopping?: string;
   emit(event: WorkflowEvent): void;
