@@ -11,6 +11,7 @@ import { SessionInputError } from "../coding/session/service.js";
 import type { Host } from "../host/host.js";
 import { spellStoreSpec, type Store } from "../store/contracts.js";
 import { Studio } from "../studio/studio.js";
+import { openAgentStudio } from "./studio-agent.js";
 import type { AgentStudio } from "../studio/agent/service.js";
 import type { Feed } from "../studio/feed.js";
 import { StudioServer } from "../studio/server.js";
@@ -93,12 +94,16 @@ export async function startRunStudio(host: Host, store: Store, sources: readonly
   if (p === undefined) throw new UsageError(`--studio takes a port from 0 to 65535 (0: any free port), not ${JSON.stringify(port)}`);
   const sessions = await openSessionRuns(studioStoreSpec(storeFlag ?? (io.env.PULSE_STORE || undefined)), undefined, io, "pulse run");
   try {
-    const served = await serveStudio(host, store, sources, sessions.runs, { port: p, host: "127.0.0.1", ...(token !== undefined ? { token } : {}), flag: "--studio" });
+    // The agent pages over $PULSE_AGENT_HOME (else ~/.pulse/agent), paths under the run's directory:
+    // made at their first request, so a run nobody opens them in touches no agent home.
+    const agent = openAgentStudio({}, io);
+    const served = await serveStudio(host, store, sources, sessions.runs, { agent, port: p, host: "127.0.0.1", ...(token !== undefined ? { token } : {}), flag: "--studio" });
     current(served.studio);
     return {
       url: served.url,
       close: async () => {
         await served.server.close();
+        await agent.close();
         served.studio.close();
         await sessions.close();
       },

@@ -23,7 +23,7 @@ export interface StudioServerOptions {
   allowOrigins?: readonly string[];
   /** How often run summaries are read back from their records while a browser watches (default 1 s). */
   runPollMs?: number;
-  /** Seed 002's Studio pages over an agent home (pulse studio serves them; pulse run --studio does not). */
+  /** Seed 002's Studio pages over an agent home (pulse studio and pulse run --studio serve them). */
   agent?: { get(): AgentStudio };
 }
 
@@ -176,7 +176,7 @@ export class StudioServer {
       }
     }
     if (a === "agent") {
-      if (!this.options.agent) throw new HttpError(404, "NOT_FOUND", "the agent pages are served by pulse studio (not pulse run --studio)");
+      if (!this.options.agent) throw new HttpError(404, "NOT_FOUND", "no agent pages here: this studio was started without an agent home");
       return agentRoute(this.options.agent.get(), req, res, parts.slice(1), url, allow);
     }
     if (a === "conformance" && parts.length === 1) {

@@ -5,7 +5,7 @@
  */
 import { request } from "node:http";
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -157,7 +157,7 @@ describe("pulse studio with a token", () => {
 });
 
 describe("pulse run --studio", () => {
-  it("serves the studio over the run's own host: its loops, their iterations, the controls", async () => {
+  it("serves the studio over the run's own host: its loops, their iterations, the controls, the agent pages", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pulse-studio-run-"));
     const child = spawn(process.execPath, [join(ROOT, "dist/bin/pulse.mjs"), "run", "--studio", "0", "--store", "memory:", "--duration", "60s", HELLO], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -181,6 +181,16 @@ describe("pulse run --studio", () => {
       const trace = JSON.parse((await raw(url, `/api/traces/${r.trace_id}`)).body);
       expect(trace.row.phases.find((p: { phase_id: string }) => p.phase_id === "fetch").output).toContain("query");
       expect((await raw(url, "/api/system", { headers: { host: "evil.example" } })).status).toBe(403);
+      // The agent pages too, over $HOME's agent home, made at their first request only.
+      const home = join(dir, ".pulse", "agent");
+      expect(existsSync(home)).toBe(false);
+      const refused = await raw(url, "/api/agent/threads", { method: "POST", headers: { ...json, origin: "https://evil.example" }, body: "{}" });
+      expect(refused.status).toBe(403);
+      expect(existsSync(home)).toBe(false);
+      const overview = await raw(url, "/api/agent");
+      expect(overview.status, overview.body).toBe(200);
+      expect(JSON.parse(overview.body)).toBeTypeOf("object");
+      expect(existsSync(home)).toBe(true);
     } finally {
       const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
       child.kill("SIGINT");
