@@ -17,7 +17,7 @@ import { sendSignal, SignalRefusedError, signalTarget } from "../../src/coding/g
 import { surpriseEnvelope } from "../../src/coding/guidance/surprise.js";
 import { validateSurpriseSignal } from "../../src/validator/generated/token-validators.generated.js";
 import { runBin } from "../cli/run-bin.js";
-import { gitRepo, removeDir } from "../session/helpers.js";
+import { gitRepo, removeDir, worktreesRoot } from "../session/helpers.js";
 import { startServe, type Served } from "../session/serve-process.js";
 import { until } from "../session/steering.js";
 import { serveGuidance, type Served as Sidecar } from "./serve-process.js";
@@ -116,6 +116,9 @@ describe("a guidance sidecar steers a session of pulse serve by SurpriseSignal",
     const guidance = ((await call("GET", `/api/pulse/${id}/events?after=0`)).body.events as { type: string; data: any }[]).filter((e) => e.type.startsWith("guidance."));
     expect(guidance.map((e) => e.type)).toEqual(["guidance.steered", "guidance.held", "guidance.acknowledged"]);
     expect(guidance[2]!.data.ack).toMatchObject({ accepted: true, acknowledged_event_id: sessionEvent, plan_sha256: sha(PLAN) });
+    // The live view of the records says it came as a signal, and from where.
+    const view = runBin("pulse", ["session", "logs", "--store", join(repo, ".pulse", "pulse.db"), id, "--events"], { cwd: repo, env: { PULSE_WORKTREES: worktreesRoot() } });
+    expect(view.stdout).toContain(`  ✎ steered by signal ${evt} from loop:coding.guidance_watch/phase:track_ack (event ${sessionEvent}): ".pulse/guidance.md now reads:`);
     // After the end, a redelivery is still a duplicate (200), a new signal is refused (409).
     expect(await call("POST", `/api/pulse/${id}/signal`, envelope, ce)).toMatchObject({ status: 200, body: { duplicate: true } });
     expect(await call("POST", `/api/pulse/${id}/signal`, other, ce)).toMatchObject({ status: 409, body: { error: { code: "FINISHED" } } });
