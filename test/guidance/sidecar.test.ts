@@ -118,7 +118,12 @@ describe("concurrency", () => {
   it("many writer and scanner processes while the agent acknowledges: every change recorded once, every accepted ack the pending one at that moment", async () => {
     const { root, sidecar, file } = await project();
     const module = join(ROOT, "dist/src/coding/guidance/sidecar.js");
+    // Every process starts its 1.5 s together, once all are up: on a loaded machine starting node
+    // alone can take longer than the window, and then nothing would overlap.
+    const go = join(root, "go");
+    const ready = `process.stdout.write("ready\\n"); while (!require("node:fs").existsSync(${JSON.stringify(go)})) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);`;
     const writer = (name: string, rename: boolean) => `
+      ${ready}
       const fs = require("node:fs"); const end = Date.now() + 1500; let i = 0;
       while (Date.now() < end) {
         const p = ${JSON.stringify(file(name))}; const text = "${name} " + process.pid + " " + (i++) + "\\n";
@@ -127,7 +132,10 @@ describe("concurrency", () => {
       }`;
     const scanner = `
       const { GuidanceSidecar } = await import(${JSON.stringify(module)});
-      const s = await GuidanceSidecar.open({ root: ${JSON.stringify(root)} }); const end = Date.now() + 1500;
+      const s = await GuidanceSidecar.open({ root: ${JSON.stringify(root)} });
+      const require = (await import("node:module")).createRequire(import.meta.url);
+      ${ready}
+      const end = Date.now() + 1500;
       while (Date.now() < end) await s.scan();`;
     const children = [
       ...["guidance.md", "constraints.md", "task.md"].flatMap((f) => [spawn(process.execPath, ["-e", writer(f, true)]), spawn(process.execPath, ["-e", writer(f, false)])]),
@@ -139,6 +147,15 @@ describe("concurrency", () => {
       c.stderr!.on("data", (d) => (err += d));
       return new Promise<string>((r) => c.on("exit", (code) => r(code === 0 ? "" : `exit ${code}: ${err}`)));
     });
+    await Promise.all(children.map((c) => new Promise<void>((r) => {
+      let out = "";
+      c.stdout!.on("data", (d) => {
+        out += d;
+        if (out.includes("ready")) r();
+      });
+      c.on("exit", () => r());
+    })));
+    writeFileSync(go, "");
     // The agent: replans and acknowledges whatever is pending, over and over, while the others write and scan.
     const accepted: { id: string; plan: string }[] = [];
     let refusedStale = 0;
