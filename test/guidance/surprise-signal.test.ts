@@ -178,6 +178,23 @@ describe("the signal sender", () => {
     }
   });
 
+  it("pulse serve with a token: a signal without it is 401 before anything reads it; the sender's PULSE_SIGNAL_TOKEN passes", async () => {
+    const repo = gitRepo();
+    dirs.push(repo);
+    const token = "s3cret-token-0123456789";
+    const guarded = await startServe(repo, ["--listen", "0", "--store", join(repo, ".pulse", "pulse.db")], { PULSE_TOKEN: token });
+    try {
+      const path = `${guarded.url}/api/pulse/00000000-0000-0000-0000-000000000000/signal`;
+      const bare = await fetch(path, { method: "POST", headers: { "content-type": "application/cloudevents+json" }, body: JSON.stringify(envelope) });
+      expect(bare.status).toBe(401);
+      // With the token the request reaches the route: the session does not exist (404), not a refusal of the sender.
+      await expect(sendSignal(signalTarget(guarded.url, "00000000-0000-0000-0000-000000000000", token), envelope, { attempts: 1 })).rejects.toThrow(/refused the signal \(404\): no session/);
+      await expect(sendSignal(signalTarget(guarded.url, "00000000-0000-0000-0000-000000000000", "wrong-token-0123456789"), envelope, { attempts: 1 })).rejects.toThrow(/refused the signal \(401\)/);
+    } finally {
+      await guarded.stop();
+    }
+  }, 30_000);
+
   it("a target off loopback needs a token; usage errors exit 2 before anything is watched", () => {
     expect(() => signalTarget("http://10.1.2.3:3002", "s1", undefined)).toThrow(/PULSE_SIGNAL_TOKEN/);
     expect(signalTarget("http://10.1.2.3:3002/", "s 1", "t".repeat(20)).endpoint).toBe("http://10.1.2.3:3002/api/pulse/s%201/signal");
