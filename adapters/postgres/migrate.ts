@@ -10,6 +10,7 @@ import { migrations, SCHEMA_VERSION } from "./schema.js";
 import { PostgresStoreError, describePgError } from "./errors.js";
 import { migrateSessions } from "./session-schema.js";
 import { migrateWorkflows } from "./workflow-schema.js";
+import { migrateRuns } from "./run-schema.js";
 
 export interface MigrateReport {
   schema: string;
@@ -25,6 +26,7 @@ export interface MigrateReport {
   sessions: { from: number; to: number };
   /** The pulsing workflow's tables, on their own version track (workflow-schema.ts). */
   workflows: { from: number; to: number };
+  runs: { from: number; to: number };
 }
 
 /** The schema version a store's database holds (0: none yet). */
@@ -83,8 +85,9 @@ export async function migrate(url: string, options: { appPassword?: string } = {
     }
     const sessions = await migrateSessions(client, address);
     const workflows = await migrateWorkflows(client, address);
+    const runs = await migrateRuns(client, address);
     await client.query("COMMIT");
-    return { schema, from, to: SCHEMA_VERSION, rolesCreated, ownerRole, appRole, connectedAs: me.name, sessions, workflows };
+    return { schema, from, to: SCHEMA_VERSION, rolesCreated, ownerRole, appRole, connectedAs: me.name, sessions, workflows, runs };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     if (error instanceof PostgresStoreError) throw error;

@@ -38,6 +38,9 @@ const SESSION_TABLES: [table: string, orderBy: string][] = [
   ["pulse_preflight_setups", "workflow_id"],
   ["pulse_preflight_baselines", "seq"],
   ["pulse_workflow_events", "workflow_id, seq"],
+  // The agent's runs (run-schema.ts); the views over every loop's tables are not exported.
+  ["pulse_agent_runs", "created_at, id"],
+  ["pulse_agent_steps", "run_id, number"],
 ];
 
 /** Rows fetched per round trip. */

@@ -26,7 +26,7 @@ import { VERSION } from "../../src/version.js";
 import { openDatabase, storeError, type Database } from "./driver.js";
 import { migrateComponent } from "./schema-versions.js";
 
-const MIGRATIONS = [
+export const SESSION_MIGRATIONS = [
   `CREATE TABLE pulse_sessions (
     id TEXT PRIMARY KEY, project_name TEXT NOT NULL, goal TEXT NOT NULL, max_iterations INTEGER NOT NULL,
     current_iteration INTEGER NOT NULL, status TEXT NOT NULL, last_signal TEXT, progress_log TEXT NOT NULL,
@@ -100,7 +100,7 @@ export class SqliteSessionRecords implements SessionRecords {
   static open(path: string, options: { now?: () => string } = {}): SqliteSessionRecords {
     const db = openDatabase(path);
     try {
-      migrateComponent(db, path, "sessions", MIGRATIONS, `pulse ${VERSION}`);
+      migrateComponent(db, path, "sessions", SESSION_MIGRATIONS, `pulse ${VERSION}`);
     } catch (error) {
       db.close();
       throw storeError(path, error);

@@ -24,7 +24,7 @@ import { VERSION } from "../../src/version.js";
 import { openDatabase, storeError, type Database } from "./driver.js";
 import { migrateComponent } from "./schema-versions.js";
 
-const MIGRATIONS = [
+export const WORKFLOW_MIGRATIONS = [
   `CREATE TABLE pulse_workflows (
     id TEXT PRIMARY KEY, title TEXT NOT NULL, plan_path TEXT, repo_path TEXT NOT NULL, base_ref TEXT NOT NULL,
     base_sha TEXT NOT NULL, base_note TEXT, branch_name TEXT NOT NULL, worktree_path TEXT NOT NULL, driver TEXT NOT NULL,
@@ -97,7 +97,7 @@ export class SqliteWorkflowRecords implements WorkflowRecords {
   static open(path: string): SqliteWorkflowRecords {
     const db = openDatabase(path);
     try {
-      migrateComponent(db, path, "workflows", MIGRATIONS, `pulse ${VERSION}`);
+      migrateComponent(db, path, "workflows", WORKFLOW_MIGRATIONS, `pulse ${VERSION}`);
     } catch (error) {
       db.close();
       throw storeError(path, error);

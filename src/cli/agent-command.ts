@@ -18,6 +18,7 @@ import { CorpusError } from "../coding/agent/retrieval/corpus.js";
 import { ScreeningError } from "../coding/agent/retrieval/screen.js";
 import type { ActionResult, Envelope, Feedback, Plan } from "../coding/agent/types.js";
 import { EXIT, UsageError } from "./exit-codes.js";
+import { StoreError } from "../store/contracts.js";
 import type { CliIO } from "./io.js";
 import { setExitCode } from "./main.js";
 
@@ -25,7 +26,9 @@ export const AGENT_HELP = `
 The agent plans with your guides and knowledge, decides one action at a time, runs it as a
 sandboxed subprocess and learns from the result, until its planner says the request is done
 (manifests/coding/plan-decide-act.yaml). Its home (--home, default $PULSE_AGENT_HOME or
-~/.pulse/agent) holds config.json, actions/, guides/, knowledge/, logs/ and agent.db.
+~/.pulse/agent) holds config.json, actions/, guides/, knowledge/, logs/ and agent.db (feedback,
+action processes, and the runs and their steps: pulse runs --store <home>/agent.db lists them; run
+with --store .pulse/pulse.db or postgres://… to record them beside sessions and workflows).
 
   pulse agent config --init                      # a config.json with every default, and the folders
   pulse agent run --request "Welcome Ada" --auto
@@ -49,7 +52,7 @@ const addCommon = (c: Command) =>
     .option("--home <dir>", "the agent's home (default $PULSE_AGENT_HOME, else ~/.pulse/agent)")
     .option("--driver <name>", "config (the home's llm entries, default), scripted, openai, or a CLI agent preset")
     .option("--script <file>", "the scripted driver's answers (JSON or YAML)")
-    .option("--store <path>", "feedback and process records: a SQLite file (default <home>/agent.db) or memory:")
+    .option("--store <path>", "run, process and feedback records: a SQLite file (default <home>/agent.db; .pulse/pulse.db puts runs beside sessions and workflows for pulse runs), postgres://… (runs and processes; feedback stays in <home>/agent.db) or memory:")
     .option("--workdir <dir>", "where actions run and --files resolve (default the current directory)");
 
 function optionsOf(o: CommonOpts, io: CliIO): AgentOptions {
@@ -63,6 +66,7 @@ async function guarded(cmd: Command, fn: () => Promise<number>): Promise<void> {
   try {
     setExitCode(cmd, await fn());
   } catch (e) {
+    if (e instanceof StoreError) throw new UsageError(`--store: ${e.message}`);
     if (e instanceof ConfigError || e instanceof CorpusError || e instanceof AgentError || e instanceof ScriptError || e instanceof DriverSpecError || e instanceof FeedbackError || e instanceof ReportError || e instanceof ScreeningError) throw new UsageError(e.message);
     throw e;
   }

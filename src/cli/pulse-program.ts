@@ -130,6 +130,16 @@ export async function main(): Promise<void> {
       setExitCode(cmd, await runMcp(paths, opts, io, { onStop: (fn) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, fn)) }));
     });
 
+  program
+    .command("runs")
+    .option("--store <spec>", "a SQLite file (default $PULSE_STORE, else .pulse/pulse.db) or postgres://…; an agent keeps its runs in its home's agent.db unless run with --store")
+    .description("Every coding loop's runs (sessions, workflows, agent runs), newest first: status, iteration x/N, commits, spend.")
+    .option("--kind <kind>", "only session, workflow or agent runs")
+    .option("--json", "the runs as a JSON array (the common run view)")
+    .action(async (opts: { store?: string; kind?: string; json?: boolean }, cmd: Command) => {
+      const { runRuns } = await import("./runs-command.js");
+      setExitCode(cmd, await runRuns(opts, io));
+    });
   const store = program.command("store").description("Administer a pulse store.");
   addStoreMigrateOptions(store.command("migrate"))
     .description("Create or update a PostgreSQL store's schema and roles (run with an owner's credentials).")

@@ -23,6 +23,10 @@ import { worktreesDir } from "../coding/session/workspace.js";
 import { WorkflowApi } from "../serve/workflow-api.js";
 import { handleWorkflowRest } from "../serve/workflow-rest.js";
 import { registerWorkflowTools } from "../serve/workflow-mcp.js";
+import { handleRunsRest, registerRunTools } from "../serve/runs-rest.js";
+import type { RunRecords } from "../coding/run-records.js";
+import { ComposedRunRecords } from "../coding/run-views.js";
+import { openRunRecords } from "./runs-command.js";
 import { parseMaxSessions, parseScriptDirs, parseStopGrace, type ServeOptions } from "./serve-options.js";
 
 export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (fn: () => void) => void }): Promise<number> {
@@ -47,13 +51,20 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
     io.stderr(`pulse serve: no workflows here: ${e.message}\n`);
     return undefined;
   });
+  // Every loop's runs, read through the common view of the same store (GET /api/runs).
+  // A PostgreSQL store migrated before the run views: sessions and workflows still listed, from their own records.
+  const runs: RunRecords = await openRunRecords(opts.store, io).catch((e: unknown) => {
+    if (!(e instanceof UsageError)) throw e;
+    io.stderr(`pulse serve: /api/runs lists sessions and workflows only: ${e.message}\n`);
+    return new ComposedRunRecords({ sessions: sessions.records, ...(workflows ? { workflows: workflows.records } : {}) });
+  });
   const flows = workflows ? new WorkflowApi(workflows.records, await workflows.runner(), { profile: workflows.profile, worktreesDir: worktreesDir(io.env), checkDriver: (driver) => missingCli(driver.name, io.env, availablePresets, findOnPath) ?? void driverFor({ driver }, "run_pulse", workflows.storePath, io) }, { scriptDirs, maxRunning: maxSessions, onError: (id, e) => io.stderr(`pulse serve: workflow ${id}: ${e.message}\n`) }) : undefined;
 
   const server = createServer((req, res) => {
     // Host and Origin first: a web page is refused before anything else reads its request.
     if (guardRequest(guard, req, res)) return;
     if (token !== undefined && !bearerAuthorized(req, token)) return refuseUnauthorized(res);
-    void route(api, flows, guard, req, res).catch((e: unknown) => {
+    void route(api, flows, runs, guard, req, res).catch((e: unknown) => {
       const { status, body, headers } = errorBody(e);
       if (!res.headersSent) sendJson(res, status, body, headers);
       else res.end();
@@ -75,7 +86,7 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
       resolve(`http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`);
     });
   });
-  io.stdout(`serving sessions at ${url}/api/pulse${flows ? `, workflows at ${url}/api/workflows` : ""} and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}at most ${maxSessions} running at once; ${scriptDirs.length ? `scripts from ${scriptDirs.join(", ")}` : "no scripts"}; Ctrl-C stops)\n`);
+  io.stdout(`serving sessions at ${url}/api/pulse${flows ? `, workflows at ${url}/api/workflows` : ""}, every run at ${url}/api/runs and MCP at ${url}/mcp (${token !== undefined ? "bearer token required; " : ""}at most ${maxSessions} running at once; ${scriptDirs.length ? `scripts from ${scriptDirs.join(", ")}` : "no scripts"}; Ctrl-C stops)\n`);
   await new Promise<void>((resolve) => stop.onStop(resolve));
   io.stdout(`stopping: sessions running here pause; a turn still going in ${stopGraceMs / 1000} s is stopped, its work kept in a recovery commit\n`);
   await api.interruptAll(`interrupted by a signal to pulse serve (process ${process.pid})`, stopGraceMs);
@@ -89,19 +100,22 @@ export async function runServe(opts: ServeOptions, io: CliIO, stop: { onStop: (f
   });
   await sessions.close();
   await workflows?.close();
+  await runs.close();
   return EXIT.ok;
 }
 
-async function route(api: SessionApi, flows: WorkflowApi | undefined, guard: ListenerGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(api: SessionApi, flows: WorkflowApi | undefined, runs: RunRecords, guard: ListenerGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (await handleRunsRest(runs, req, res)) return;
   if (await handleWorkflowRest(flows, req, res)) return;
   if (await handleRest(api, req, res)) return;
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
-  if (path !== "/mcp") return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no such endpoint: ${path} (REST under /api/pulse and /api/workflows, MCP at /mcp)` } });
+  if (path !== "/mcp") return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no such endpoint: ${path} (REST under /api/pulse, /api/workflows and /api/runs, MCP at /mcp)` } });
   if (req.method !== "POST") return sendJson(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "this MCP endpoint is stateless: POST JSON-RPC messages to /mcp" } });
   // Stateless: one server and transport per request, so nothing is kept between calls.
   const body = await readJson(req);
   const mcp = createSessionMcpServer(api);
   if (flows) registerWorkflowTools(mcp, flows);
+  registerRunTools(mcp, runs);
   // The SDK's own DNS-rebinding protection too, as the MCP specification asks of servers.
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableDnsRebindingProtection: true, allowedHosts: guard.hostHeaders(), allowedOrigins: guard.origins() });
   res.on("close", () => {

@@ -35,7 +35,8 @@ export async function runStoreMigrate(opts: { store: string; appPassword?: strin
     const schema = r.from === r.to ? `schema ${r.schema} already at version ${r.to}` : `schema ${r.schema} migrated from version ${r.from} to ${r.to}`;
     const sessions = r.sessions.from === r.sessions.to ? "" : `; session tables ${r.sessions.from === 0 ? "created at" : `migrated from version ${r.sessions.from} to`} version ${r.sessions.to}`;
     const workflows = r.workflows.from === r.workflows.to ? "" : `; workflow tables ${r.workflows.from === 0 ? "created at" : `migrated from version ${r.workflows.from} to`} version ${r.workflows.to}`;
-    io.stdout(`${schema}${sessions}${workflows}; ${roles} (connected as ${r.connectedAs}). Hosts work as ${r.appRole}.\n`);
+    const runs = r.runs.from === r.runs.to ? "" : `; agent run tables and run views ${r.runs.from === 0 ? "created at" : `migrated from version ${r.runs.from} to`} version ${r.runs.to}`;
+    io.stdout(`${schema}${sessions}${workflows}${runs}; ${roles} (connected as ${r.connectedAs}). Hosts work as ${r.appRole}.\n`);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof PostgresAddressError) throw new UsageError(`--store: ${error.message}`);

@@ -15,6 +15,8 @@ import type { AgentStudio } from "../studio/agent/service.js";
 import type { Feed } from "../studio/feed.js";
 import { StudioServer } from "../studio/server.js";
 import { Runs, SessionRuns } from "../studio/runs.js";
+import { RecordRuns } from "../studio/record-runs.js";
+import { openRunRecords } from "./runs-command.js";
 import type { ManifestSource } from "../source/load.js";
 import { UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
@@ -33,14 +35,21 @@ export async function openSessionRuns(store: string | undefined, profile: string
       throw e instanceof SessionInputError ? new UsageError(e.message) : e;
     });
     const api = new SessionApi(sessions.service, runner, { notify: { allowFromRequests: [], channelsOf: () => [], notifier }, onError: (id, e) => io.stderr(`${command}: session ${id}: ${e.message}\n`) });
+    // Workflows and agent runs of the same store, through the common run view (read-only here).
+    const views = await openRunRecords(store, io).catch((e: unknown) => {
+      if (!(e instanceof UsageError)) throw e;
+      io.stderr(`${command}: coding runs are sessions only: ${e.message}\n`);
+      return undefined;
+    });
     let closing: Promise<void> | undefined;
     return {
-      runs: new Runs([new SessionRuns(api)]),
+      runs: new Runs([new SessionRuns(api), ...(views ? [new RecordRuns("workflow", views), new RecordRuns("agent", views)] : [])]),
       close: () =>
         (closing ??= (async () => {
           await api.interruptAll(`interrupted by a signal to ${command} (process ${process.pid})`, 10_000);
           await api.settled();
           await notifier.flush();
+          await views?.close();
           await sessions.close();
         })()),
     };

@@ -3,7 +3,7 @@
  * commits, unresolved issues, baselines, gate results, cost) as text, JSON or Markdown.
  */
 import type { PreflightBaseline, PreflightSetup, PulseRecord, WorkflowRecord } from "../coding/workflow/records.js";
-import { processAlive } from "../coding/session/repo.js";
+import { displayedStatus } from "../coding/run-records.js";
 import type { WorkflowEvent } from "../coding/workflow/run-state.js";
 
 export interface ReviewSummary {
@@ -16,7 +16,7 @@ export interface ReviewSummary {
 
 /** A running workflow whose runner is gone is shown as interrupted: the status is never a lie. */
 export function shownStatus(w: WorkflowRecord): string {
-  return w.status === "running" && !processAlive(w.runner_pid) ? "interrupted" : w.status;
+  return displayedStatus(w.status, w.runner_pid);
 }
 
 export function summaryOf(w: WorkflowRecord, pulses: PulseRecord[], setup: PreflightSetup | undefined, patterns: PreflightBaseline[], worktreeExists: boolean): ReviewSummary {

@@ -1,6 +1,6 @@
 /**
- * Coding runs as the studio lists them: one contract for every kind (sessions today; workflows
- * and agent runs add a RunSource of their own), read through each kind's records and service,
+ * Coding runs as the studio lists them: one contract for every kind (sessions here; workflows
+ * and agent runs in record-runs.ts, through the common run view), read through each kind's records and service,
  * never around them. A control is reported done only when the records say the runner acted on
  * it (`acknowledged`); a run whose runner is gone is shown as the records' service shows it
  * (`interrupted`).
@@ -42,6 +42,9 @@ export interface RunIteration {
   output_tail: string | null;
   started_at: string;
   finished_at: string | null;
+  /** Workflows and agent runs: what the iteration worked on (a pulse's title, the plan step), and the loop's own fields. */
+  task?: string;
+  payload?: Record<string, unknown>;
 }
 
 export interface RunDetail {
@@ -53,6 +56,9 @@ export interface RunDetail {
   iterations: RunIteration[];
   /** Guidance given (steered, or edited in its working directory) that the agent has not yet acknowledged with a replan. */
   pending_replans: { event_id: string; at: string; text: string | null; files: string[] }[];
+  /** Workflows and agent runs: the run's own fields and why it stopped. */
+  payload?: Record<string, unknown>;
+  stop_reason?: string | null;
 }
 
 export type RunAction = "pause" | "resume" | "abort" | "steer";

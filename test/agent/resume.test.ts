@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pidAlive } from "../../adapters/agents/cli/process-tree.js";
 import { SqliteAgentFeedback } from "../../adapters/sqlite/agent-feedback.js";
-import { SqliteAgentRuns } from "../../adapters/sqlite/agent-runs.js";
+import { SqliteAgentJournal } from "../../adapters/sqlite/agent-journal.js";
 import { createAgent } from "../../src/coding/agent/api.js";
 import { readReport } from "../../src/coding/agent/report.js";
 import type { Envelope } from "../../src/coding/agent/types.js";
@@ -54,7 +54,7 @@ async function runIdOf(p: Proc, ms = 20_000): Promise<string> {
 }
 
 async function record(home: string, runId: string) {
-  const runs = SqliteAgentRuns.open(join(home, "agent.db"));
+  const runs = SqliteAgentJournal.open(join(home, "agent.db"));
   try {
     return await runs.get(runId);
   } finally {
@@ -242,7 +242,7 @@ describe("a run whose pulse died between an action's end and its evaluation", ()
     // The second action's feedback never comes: the run stands after perform_action, before the evaluation ends.
     const handle = await first.ask("tick four times", [], { executionMode: "interactive", confirm: async () => true, feedbackHandler: async () => (++n === 2 ? ((hung = true), new Promise<null>(() => undefined)) : null) });
     await until(async () => hung && !!(await record(home, handle.runId))?.pending);
-    const runs = SqliteAgentRuns.open(store);
+    const runs = SqliteAgentJournal.open(store);
     // As a pulse that died would have left it: its runner gone.
     await runs.update(handle.runId, { runnerPid: spawnSyncPid() });
     await runs.close();

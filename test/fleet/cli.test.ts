@@ -10,6 +10,7 @@ import { pgSchema, type PgSchema } from "../adapters/postgres/helpers.js";
 import { natsSystem, type NatsSystem } from "../adapters/nats/helpers.js";
 import { SESSION_SCHEMA_VERSION } from "../../adapters/postgres/session-schema.js";
 import { WORKFLOW_SCHEMA_VERSION } from "../../adapters/postgres/workflow-schema.js";
+import { RUN_SCHEMA_VERSION } from "../../adapters/postgres/run-schema.js";
 
 it("pulse store migrate refuses what is not a PostgreSQL URL (exit 2) and names a server it cannot reach (exit 1)", () => {
   const sqlite = runBin("pulse", ["store", "migrate", "--store", "sqlite:.pulse/pulse.db"]);
@@ -65,7 +66,7 @@ describeWith(await postgresService(), "pulse store migrate on PostgreSQL", (url)
     const first = runBin("pulse", ["store", "migrate", "--store", s.url]);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    expect(first.stdout).toBe(`schema ${s.schema} migrated from version 0 to 6; session tables created at version ${SESSION_SCHEMA_VERSION}; workflow tables created at version ${WORKFLOW_SCHEMA_VERSION}; created roles ${s.ownerRole}, ${s.appRole} (connected as postgres). Hosts work as ${s.appRole}.\n`);
+    expect(first.stdout).toBe(`schema ${s.schema} migrated from version 0 to 6; session tables created at version ${SESSION_SCHEMA_VERSION}; workflow tables created at version ${WORKFLOW_SCHEMA_VERSION}; agent run tables and run views created at version ${RUN_SCHEMA_VERSION}; created roles ${s.ownerRole}, ${s.appRole} (connected as postgres). Hosts work as ${s.appRole}.\n`);
     const again = runBin("pulse", ["store", "migrate", "--store", s.url]);
     expect(again.stdout).toBe(`schema ${s.schema} already at version 6; roles ${s.ownerRole}, ${s.appRole} already there (connected as postgres). Hosts work as ${s.appRole}.\n`);
   });

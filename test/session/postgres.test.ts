@@ -231,6 +231,9 @@ describeWith(await postgresService(), "pulse session on the PostgreSQL store", (
 
     // A store migrated before sessions were kept there (its own tables, no session tables).
     const older = migrated();
+    // (Nor the run views over them, or the agent's run tables, which came later still.)
+    await older.admin(`DROP VIEW "${older.schema}".pulse_run_steps, "${older.schema}".pulse_runs; DROP TABLE "${older.schema}".pulse_agent_steps, "${older.schema}".pulse_agent_runs`);
+    await older.admin(`DELETE FROM "${older.schema}".meta WHERE key = 'run_schema_version'`);
     await older.admin(`DROP TABLE "${older.schema}".pulse_session_events, "${older.schema}".pulse_agent_processes, "${older.schema}".pulse_iterations, "${older.schema}".pulse_sessions`);
     await older.admin(`DELETE FROM "${older.schema}".meta WHERE key = 'session_schema_version'`);
     const o = runBin("pulse", ["session", "list", "--store", older.appUrl], { cwd: repo });

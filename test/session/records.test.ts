@@ -189,7 +189,10 @@ describeWith(pg, "PostgresSessionRecords in the store's schema", (url) => {
     const s = migratedSchema(url);
     drops.push(s.drop);
     const versions = await s.admin(`SELECT key, value FROM "${s.schema}".meta ORDER BY key`);
+    const { RUN_SCHEMA_VERSION } = await import("../../adapters/postgres/run-schema.js");
     expect(versions.rows).toEqual([
+      // The agent's run tables and the run views over every loop's (test/runs/records.test.ts).
+      { key: "run_schema_version", value: String(RUN_SCHEMA_VERSION) },
       { key: "schema_version", value: String(SCHEMA_VERSION) },
       { key: "session_schema_version", value: String(SESSION_SCHEMA_VERSION) },
       // The pulsing workflow's tables, on a track of their own too (test/workflow/postgres.test.ts).

@@ -4,7 +4,7 @@
  * session the scripted agent drove until its budget paused it. Screenshots of each view go to a
  * temporary directory, or to docs/studio/ with PULSE_STUDIO_SCREENSHOTS=1 (docs/studio.md shows them).
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -13,6 +13,7 @@ import { describeWhen } from "../helpers/requires.js";
 import { ROOT, runBin } from "../cli/run-bin.js";
 import { tempRepos, worktreesRoot } from "../session/helpers.js";
 import { startStudio, type Studio } from "./studio-process.js";
+import { FIXED_ADD, PREFLIGHT, start as startWorkflow, turn, worlds, writeFile, writeScript } from "../workflow/helpers.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 // page.evaluate callbacks run in the browser (the project does not compile against the DOM library).
@@ -21,6 +22,7 @@ const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-ru
 const HELLO = join(ROOT, "manifests/examples/hello.loop.yaml");
 const SHOTS = process.env.PULSE_STUDIO_SCREENSHOTS ? join(ROOT, "docs/studio") : mkdtempSync(join(tmpdir(), "pulse-studio-shots-"));
 const repos = tempRepos();
+const world = worlds();
 const step = (n: number, extra: Record<string, unknown> = {}) => ({ match: { iteration: n }, files: { [`f${n}.txt`]: `${n}\n` }, commit: `feat: step ${n}`, text: `Step ${n} done. <signal>CONTINUE</signal>`, ...extra });
 
 describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to load the studio`)("pulse studio in Chromium", () => {
@@ -28,6 +30,8 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
   let page: Page;
   let studio: Studio;
   let sessionId: string;
+  let workflowId: string;
+  let agentRunId: string;
   let report: string;
   let notReport: string;
 
@@ -43,6 +47,16 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     const [s] = JSON.parse(runBin("pulse", ["session", "list", "--json", "--store", store], { cwd: repo, env }).stdout);
     expect(s).toMatchObject({ status: "paused", current_iteration: 2 });
     sessionId = s.id;
+    // A workflow and an agent run recorded in the same store: the studio lists every loop's runs.
+    const w = { ...world(), store };
+    const flow = startWorkflow(w, writeFile(w, "plan.md", "- Fix add\n"), writeScript(w, [PREFLIGHT(), turn(1, { "src/math.js": FIXED_ADD }, "fix(math): add adds")]), ["--json"]);
+    expect(flow.code, flow.stderr).toBe(0);
+    workflowId = JSON.parse(flow.stdout).workflow.id;
+    const home = join(mkdtempSync(join(tmpdir(), "pulse-studio-agent-")), "home");
+    cpSync(join(ROOT, "examples/agent/home"), home, { recursive: true, filter: (src) => !/\/examples\/agent\/home\/(logs|runs|cache|agent\.db)/.test(src) });
+    const agent = runBin("pulse", ["agent", "run", "--request", "Welcome Ada", "--auto", "--driver", "scripted", "--script", join(ROOT, "examples/agent/welcome.json"), "--home", home, "--store", store, "--json"], { cwd: repo, env });
+    expect(agent.code, agent.stderr).toBe(0);
+    agentRunId = JSON.parse(agent.stdout).runId;
     const dir = mkdtempSync(join(tmpdir(), "pulse-studio-report-"));
     report = join(dir, "hello.report.json");
     const conform = runBin("pulse-conform", ["--loop", HELLO, "--report", report], { cwd: dir });
@@ -138,6 +152,35 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     expect(await page.locator("#budget").textContent()).toContain("spent $1.00 of $0.75");
     expect(await page.locator("#run-reason").textContent()).toContain("max-cost");
     await page.screenshot({ path: join(SHOTS, "run.png"), fullPage: true });
+  });
+
+  it("lists the workflow and the agent run beside the session, and opens each one's page: pulses with commit and gate, steps with action and feedback", async () => {
+    await go("#/runs");
+    const flowRow = page.locator(`.run-row[data-run="${workflowId}"]`);
+    await flowRow.waitFor();
+    expect(await flowRow.textContent()).toMatch(/workflow.*completed.*Fix add|workflow.*completed/);
+    expect(await flowRow.textContent()).toContain("1/1");
+    const agentRow = page.locator(`.run-row[data-run="${agentRunId}"]`);
+    expect(await agentRow.textContent()).toContain("Welcome Ada");
+    expect(await agentRow.textContent()).toContain("succeeded");
+    await page.screenshot({ path: join(SHOTS, "runs.png"), fullPage: true });
+    await flowRow.click();
+    await page.locator('#run-status .status[data-status="completed"]').waitFor();
+    const pulse = page.locator('#run-pulses tr[data-pulse="1"]');
+    expect(await pulse.locator(".commit-cell").textContent()).toMatch(/^[0-9a-f]{10}$/);
+    expect(await pulse.locator(".gate-cell").textContent()).toContain("passed");
+    expect(await pulse.textContent()).toContain("src/math.js");
+    await page.screenshot({ path: join(SHOTS, "run-workflow.png"), fullPage: true });
+    await go(`#/run/agent/${agentRunId}`);
+    await page.locator('#run-status .status[data-status="succeeded"]').waitFor();
+    const first = page.locator('#run-steps tr[data-step="1"]');
+    expect(await first.locator(".action-cell").textContent()).toContain("greet");
+    expect(await first.locator(".decision-cell").textContent()).toContain("execute");
+    expect(await first.locator(".feedback-cell").textContent()).toMatch(/\d\/5/);
+    expect(await page.locator("#run-steps tr[data-step]").count()).toBe((await api(`/api/runs/agent/${agentRunId}`)).iterations.length);
+    await page.screenshot({ path: join(SHOTS, "run-agent.png"), fullPage: true });
+    await go(`#/run/session/${sessionId}`);
+    await page.locator("#run-iterations").waitFor();
   });
 
   it("raises the paused session's budget from the page, and it continues to completion", async () => {

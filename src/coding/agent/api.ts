@@ -19,6 +19,9 @@ import { SqliteAgentFeedback } from "../../../adapters/sqlite/agent-feedback.js"
 import { SqliteAgentProcesses } from "../../../adapters/sqlite/agent-processes.js";
 import { SqliteAgentRuns } from "../../../adapters/sqlite/agent-runs.js";
 import { MemoryAgentRuns } from "../../../adapters/memory/agent-runs.js";
+import { SqliteAgentJournal } from "../../../adapters/sqlite/agent-journal.js";
+import { MemoryAgentJournal } from "../../../adapters/memory/agent-journal.js";
+import type { AgentRunRecords } from "./run-records.js";
 import { pidAlive, procStart } from "../../../adapters/agents/cli/process-tree.js";
 import { reapDeadRunners } from "../../../adapters/agents/cli/reaper.js";
 import type { Script } from "../../../adapters/agents/scripted/script.js";
@@ -57,7 +60,11 @@ export interface AgentOptions {
   /** An LLM of one's own for the planner and the decider (overrides `driver`). */
   llm?: Llm;
   executor?: ActionExecutor;
-  /** `memory:` keeps feedback in memory; else a SQLite file (default `<home>/agent.db`). */
+  /**
+   * Where feedback, action process records and run records go: `memory:`, a SQLite file (default
+   * `<home>/agent.db`; the shared `.pulse/pulse.db` puts the runs beside sessions and workflows), or
+   * a PostgreSQL store (runs and processes there; feedback and the resume journal in `<home>/agent.db`).
+   */
   store?: string;
   config?: AgentConfig;
   /** A reranker of one's own (else the llm entry screening.rerankerAlias names, if any). */
@@ -182,15 +189,29 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   let feedback: FeedbackStore;
   let processes: AgentProcesses;
   let journal: RunJournal;
+  let runRecords: AgentRunRecords;
   if (o.store === "memory:") {
     feedback = new MemoryAgentFeedback();
     processes = new MemoryAgentProcesses();
-    journal = new MemoryAgentRuns();
+    journal = new MemoryAgentJournal();
+    runRecords = new MemoryAgentRuns();
   } else {
-    const path = resolve(o.store?.replace(/^sqlite:/, "") ?? paths.store);
-    feedback = SqliteAgentFeedback.open(path);
-    processes = SqliteAgentProcesses.open(path);
-    journal = SqliteAgentRuns.open(path);
+    if (o.store !== undefined && /^postgres(ql)?:\/\//.test(o.store)) {
+      // The runs and their action processes in the store the other loops use; the feedback (what
+      // the agent learns) and the resume journal stay in the home's agent.db.
+      const { PostgresRuns } = await import("../../../adapters/postgres/run-records.js");
+      const pg = await PostgresRuns.open(o.store, o.onNote ? { onNote: o.onNote } : {});
+      feedback = SqliteAgentFeedback.open(paths.store);
+      journal = SqliteAgentJournal.open(paths.store);
+      processes = pg.agentProcesses();
+      runRecords = pg.agentRuns();
+    } else {
+      const path = resolve(o.store?.replace(/^sqlite:/, "") ?? paths.store);
+      feedback = SqliteAgentFeedback.open(path);
+      processes = SqliteAgentProcesses.open(path);
+      journal = SqliteAgentJournal.open(path);
+      runRecords = SqliteAgentRuns.open(path);
+    }
     // An agent run killed mid-action left its process (and its record): stopped before anything runs.
     for (const run of await reapDeadRunners(processes)) o.onNote?.(`stopped the action processes run ${run} left when its pulse died`);
   }
@@ -231,7 +252,8 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
         executor,
         feedback,
         processes,
-        hooks: opts,
+        records: runRecords,
+        hooks: { onRecordError: (e) => o.onNote?.(`the run's outcome could not be recorded: ${e.message}`), ...opts },
         parentEnv: env,
         ...(o.sleep ? { sleep: o.sleep } : {}),
       });
@@ -264,7 +286,8 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
           executor,
           feedback,
           processes,
-          hooks,
+          records: runRecords,
+          hooks: { onRecordError: (e) => o.onNote?.(`the run's outcome could not be recorded: ${e.message}`), ...hooks },
           parentEnv: env,
           ...(o.sleep ? { sleep: o.sleep } : {}),
         },
@@ -310,6 +333,8 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       await feedback.close();
       await processes.close();
       await journal.close();
+      // Last: on PostgreSQL it closes the pool the process records share.
+      await runRecords.close();
     },
   };
 }

@@ -4,6 +4,7 @@
  * state (the plan, what happened so far) travels in the phases' outputs, never here.
  */
 import type { AgentProcesses } from "../agent-processes.js";
+import type { AgentRunRecords } from "./run-records.js";
 import type { GuidanceGate, HeldReplan } from "../guidance/gate.js";
 import type { ActionExecutor } from "./actions/executor.js";
 import type { AgentConfig } from "./config.js";
@@ -28,6 +29,8 @@ export interface AgentHooks {
   feedbackHandler?: (result: ActionResult) => Promise<Feedback | null>;
   /** Every event as it is emitted (the CLI's one-line progress). */
   onEvent?: (event: Envelope) => void;
+  /** Hears a failure to record the run's outcome (the run itself has ended; its report has it all). */
+  onRecordError?: (error: Error) => void;
 }
 
 export interface AgentRun {
@@ -51,6 +54,8 @@ export interface AgentRun {
   executor: ActionExecutor;
   feedback: FeedbackStore;
   processes?: AgentProcesses;
+  /** Where the run and its steps are recorded for other processes (`pulse runs`, the studio); none: the report only. */
+  records?: AgentRunRecords;
   hooks: AgentHooks;
   parentEnv: Readonly<Record<string, string | undefined>>;
   /** Actions started so far (the quota counts them). */

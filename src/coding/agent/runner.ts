@@ -6,7 +6,9 @@
  * action in flight is stopped, SIGTERM then SIGKILL), the iteration cap (failed, exhausted), an
  * abort, or a step that fails (failed, error). The report gets run_started first and
  * run_summary then run_finished last. With a journal (the home's agent.db), where the run stands
- * and what it spent is recorded as it goes, and a run whose pulse died continues from there.
+ * and what it spent is recorded as it goes, and a run whose pulse died continues from there. With
+ * records, the run is recorded (its runner's pid while it runs), each iteration as a step when it
+ * ends, and the outcome when the run does: what `pulse runs` and the studio show.
  */
 import { readFileSync, truncateSync } from "node:fs";
 import type { Runtime } from "../../runtime/runtime.js";
@@ -20,6 +22,8 @@ import type { AgentRunRecord, RunJournal } from "./run-journal.js";
 import { summarize, type RunSummary } from "./summary.js";
 import type { AgentRun, AgentRuns, IterationState } from "./run-state.js";
 import type { Envelope, RunStatus } from "./types.js";
+import { AgentRunRecordsError } from "./run-records.js";
+import { stepRecordOf } from "./step-record.js";
 
 export const AGENT_MANIFEST = "manifests/coding/plan-decide-act.yaml";
 
@@ -105,6 +109,8 @@ export class AgentRunner {
     const logPath = `${this.logsDir}/${input.runId}.jsonl`;
     if (from) cutTornTail(logPath);
     const events: Envelope[] = [];
+    /** Where the current iteration's events begin. */
+    let mark = 0;
     if (from) {
       try {
         events.push(...readReport(logPath));
@@ -145,13 +151,17 @@ export class AgentRunner {
       controller.abort(new Error(wallMessage));
     }, Math.max(0, run.deadline - segment));
     wall.unref();
+    let iterations = from?.iteration ?? 0;
+    const records = input.records;
     const finish = async (status: RunStatus, reason: string, message?: string): Promise<RunOutcome> => {
       // The record first: a run that ended is never resumed, even if its pulse dies now.
       await journal?.update(run.runId, { status, reason, actionsUsed: run.actionsUsed, tokensUsed: run.tokensUsed, elapsedMs: elapsed(), pending: null, inFlight: null }).catch(() => undefined);
       const summary = summarize(events);
       run.emit("run_summary", { ...summary });
-      run.emit("run_finished", { runId: run.runId, status, reason, ...(message ? { message } : {}), actionsUsed: run.actionsUsed, tokensUsed: run.tokensUsed, durationMs: elapsed(), ...(from ? { resumes: from.resumes + 1 } : {}), dropped: writer.dropped });
+      const done = run.emit("run_finished", { runId: run.runId, status, reason, ...(message ? { message } : {}), actionsUsed: run.actionsUsed, tokensUsed: run.tokensUsed, durationMs: elapsed(), ...(from ? { resumes: from.resumes + 1 } : {}), dropped: writer.dropped });
       await writer.close();
+      // The outcome recorded even when recording a step failed: the record never stays `running` behind a run that ended.
+      await records?.update(run.runId, { status, reason, message: message ?? null, iteration: iterations, actions_used: run.actionsUsed, tokens_used: run.tokensUsed, runner_pid: null, finished_at: done.ts }).catch((e: Error) => input.hooks.onRecordError?.(e));
       return { runId: run.runId, status, reason, ...(message ? { message } : {}), report: writer.path, summary: summarize(events) };
     };
     try {
@@ -162,11 +172,14 @@ export class AgentRunner {
         const now = new Date().toISOString();
         state = { runId: run.runId, plan: null, observations: [], waits: 0 };
         await journal?.begin({ runId: run.runId, request: run.request, files: run.files, mode: run.mode, workdir: run.workdir, online: !!run.online, status: "running", runnerPid: this.self.pid, ...(this.self.start !== undefined ? { runnerStart: this.self.start } : {}), iteration: 0, state, pending: null, inFlight: null, actionsUsed: 0, tokensUsed: 0, elapsedMs: 0, resumes: 0, startedAt: now, updatedAt: now });
+        await records?.create({ id: run.runId, request: run.request, mode: run.mode, workdir: run.workdir, max_iterations: run.config.execution.max_iterations, max_actions: run.config.execution.max_actions, runner_pid: process.pid, report_path: writer.path });
         opening(run);
       } else {
         state = from.state;
         first = from.iteration;
         await journal?.update(run.runId, { status: "running", runnerPid: this.self.pid, ...(this.self.start !== undefined ? { runnerStart: this.self.start } : {}), resumes: from.resumes + 1 });
+        // Its record (when the run had one) runs again under this pulse.
+        await records?.update(run.runId, { status: "running", reason: null, message: null, runner_pid: process.pid, finished_at: null }).catch((e: Error) => input.hooks.onRecordError?.(e));
         run.emit("task_interrupted", { reason: "runner_died", runnerPid: from.runnerPid, resumed: true, iteration: from.iteration, continuesAt: pending ? "evaluate_progress" : "screen", actionsUsed: from.actionsUsed, tokensUsed: from.tokensUsed, elapsedMs: from.elapsedMs, ...(from.inFlight ? { inFlight: from.inFlight } : {}) });
         // What the dead pulse had not yet written of its report (its stream's queue dies with it) is written again where the record holds it.
         if (!events.some((e) => e.type === "run_started")) opening(run, true);
@@ -192,10 +205,21 @@ export class AgentRunner {
         if (timedOut) return await finish("timeout", "timeout", wallMessage);
         if (controller.signal.aborted) return await finish("aborted", "aborted");
         if (i >= run.config.execution.max_iterations) return await finish("failed", "exhausted", `${i} iterations without the planner ending the run (execution.max_iterations)`);
+        mark = events.length;
+        const iterationStarted = new Date().toISOString();
         if (pending) this.replays.set(run.runId, pending.output);
         const result: IterationResult = pending ? await this.loop.runIteration({ workspace: run.runId, entry: pending.entry, input: pending.input, cause: { trigger: "resumed", at: pending.entry } }) : await this.loop.runIteration({ workspace: run.runId, input: state });
         this.replays.delete(run.runId);
         pending = undefined;
+        iterations = i + 1;
+        if (records) {
+          const step = stepRecordOf(run.runId, iterations, events.slice(mark), state.plan, iterationStarted, new Date().toISOString());
+          // A pulse that died between recording this step and journaling it: the step is already recorded.
+          await records.addStep(step).catch((e: unknown) => {
+            if (!(e instanceof AgentRunRecordsError && e.code === "EXISTS")) throw e;
+          });
+          await records.update(run.runId, { iteration: iterations, actions_used: run.actionsUsed, tokens_used: run.tokensUsed, last_signal: step.advisory_status });
+        }
         if (timedOut) {
           run.emit("task_interrupted", { reason: "timeout", iteration: result.iteration });
           return await finish("timeout", "timeout", wallMessage);

@@ -12,6 +12,7 @@ import type { Reaper } from "../reaper.js";
 import { recoveryCommit } from "../worktree.js";
 import { isFinished, SESSION_STATUSES, CONTEXT_STRATEGIES, type ContextStrategy, type CreatedBy, type IterationRecord, type NewSession, type SessionRecord, type SessionRecords, type SessionStatus, EVENTS_PAGE, type SessionEventRecord } from "./records.js";
 import { processAlive, repoRoot } from "./repo.js";
+import { displayedStatus } from "../run-records.js";
 import { planWorkspace, workdirOf, worktreesDir, WorkspaceInputError } from "./workspace.js";
 
 /** Bad input from a person or a client: what is wrong, naming the field. */
@@ -122,7 +123,7 @@ export function budgetsOf(input: { maxCost?: unknown; maxTokens?: unknown; maxWa
 
 /** A `running` record whose runner process is gone, shown as what it is: `interrupted`, with how to go on. */
 export function shown(s: SessionRecord): SessionRecord {
-  if (s.status !== "running" || processAlive(s.runner_pid)) return s;
+  if (displayedStatus(s.status, s.runner_pid) !== "interrupted") return s;
   return { ...s, status: "interrupted", status_reason: `its runner (process ${s.runner_pid ?? "unknown"}) stopped while it ran: pulse session resume ${s.id.slice(0, 8)} continues it, abort ends it` };
 }
 
