@@ -22,6 +22,8 @@ Examples:
   pulse guidance init                  create .pulse/ (task, guidance, constraints, plan, state, events)
   pulse guidance serve                 watch .pulse/ and serve MCP at http://127.0.0.1:8765/mcp
   pulse guidance serve --stdio         the same MCP server on standard input and output
+  pulse guidance serve --signal-to http://127.0.0.1:3002 --session ID
+                                       also steer that session of pulse serve on each guidance change
   pulse guidance status                whether the agent must replan, and which event is pending
   pulse guidance ack EVENT_ID          acknowledge the pending event (after updating plan.md)
   pulse guidance log --limit 20        the latest recorded changes`;
@@ -76,7 +78,9 @@ export function addGuidanceCommands(guidance: Command, io: CliIO): void {
     .option("--debounce <ms>", "quiet time after an edit before it is recorded (default 150)")
     .option("--allow-host <name>", "also accept requests addressed to this host name (repeatable)", collect)
     .option("--allow-origin <origin>", "also accept requests from web pages of this origin (repeatable)", collect)
-    .action((opts: ProjectOpts & { port?: string; host?: string; token?: string; stdio?: boolean; debounce?: string; allowHost?: string[]; allowOrigin?: string[] }, cmd: Command) =>
+    .option("--signal-to <url>", "also send each plan-invalidating change as a SurpriseSignal to pulse serve at this URL (e.g. http://127.0.0.1:3002); needs --session; off loopback needs $PULSE_SIGNAL_TOKEN")
+    .option("--session <id>", "with --signal-to: the session the signal steers")
+    .action((opts: ProjectOpts & { port?: string; host?: string; token?: string; stdio?: boolean; debounce?: string; allowHost?: string[]; allowOrigin?: string[]; signalTo?: string; session?: string }, cmd: Command) =>
       guarded(cmd, io, async () => {
         const { serveGuidance } = await import("./guidance-serve.js");
         return serveGuidance(await open(opts, io), opts, io);

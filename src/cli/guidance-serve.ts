@@ -2,6 +2,8 @@
  * `pulse guidance serve`: the watcher and the MCP server in one process, as the seed's `pulse
  * start` (creating .pulse/ first if it is missing). HTTP on loopback by default; any other
  * address needs a bearer token. Stops on SIGINT or SIGTERM (HTTP), or when stdin ends (--stdio).
+ * With --signal-to URL --session ID, each plan-invalidating change is also sent to that session of
+ * `pulse serve` as a SurpriseSignal (the manifest's replan_to_session connection).
  */
 import { serveStdio } from "../serve/stdio.js";
 import { isLoopback } from "../transports/loopback.js";
@@ -12,6 +14,7 @@ import { startGuidanceHttp } from "../serve/guidance-http.js";
 import { EXIT, UsageError } from "./exit-codes.js";
 import type { CliIO } from "./io.js";
 import { parseCount } from "./guidance-options.js";
+import { SIGNAL_TOKEN_ENV, signalQueue, signalTarget, surpriseOfScan, type SignalTarget } from "../coding/guidance/signal-sender.js";
 
 export const DEFAULT_GUIDANCE_PORT = 8765;
 
@@ -23,6 +26,8 @@ export interface GuidanceServeOptions {
   debounce?: string;
   allowHost?: string[];
   allowOrigin?: string[];
+  signalTo?: string;
+  session?: string;
 }
 
 export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServeOptions, io: CliIO): Promise<number> {
@@ -33,14 +38,29 @@ export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServ
   if (opts.stdio && (opts.port !== undefined || opts.host !== undefined || opts.token !== undefined)) throw new UsageError("--stdio serves on standard input and output: --port, --host and --token do not apply");
   if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
   if (!opts.stdio && !isLoopback(host) && token === undefined) throw new UsageError(`--host ${host} serves the sidecar to other machines: give it a --token (or PULSE_TOKEN), which clients must send`);
+  if (opts.session !== undefined && opts.signalTo === undefined) throw new UsageError("--session names the session --signal-to steers: give --signal-to URL too");
+  let target: SignalTarget | undefined;
+  try {
+    target = opts.signalTo === undefined ? undefined : signalTarget(opts.signalTo, opts.session, io.env[SIGNAL_TOKEN_ENV] || undefined);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   // Standard output is the protocol's under --stdio: everything else goes to standard error.
   const say = opts.stdio ? io.stderr : io.stdout;
   const init = sidecar.init();
   if (init.created.length) say(`${init.dir}: created ${init.created.join(", ")}\n`);
+  const signals = target ? signalQueue(target, say) : undefined;
   const watcher = watchGuidance(sidecar, {
     ...(debounceMs !== undefined ? { debounceMs } : {}),
     onScan: (r) => {
       for (const e of r.events) say(`${e.id} ${e.kind} ${e.path}${r.interrupt.needs_replan && r.interrupt.pending_replan_event_id === e.id ? "  (replan pending)" : ""}\n`);
+      if (!signals || !target) return;
+      try {
+        const envelope = surpriseOfScan(r, sidecar.events(), sidecar.paths.root, sidecar.paths.dir, target.session);
+        if (envelope) signals.push(envelope);
+      } catch (e) {
+        io.stderr(`pulse guidance: the signal could not be built: ${(e as Error).message}\n`);
+      }
     },
     onError: (e) => io.stderr(`pulse guidance: scan failed: ${e.message}\n`),
   });
@@ -56,9 +76,11 @@ export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServ
       if (e.code === "EADDRNOTAVAIL") throw new UsageError(`--host ${host} is not an address of this machine`);
       throw e instanceof TypeError ? new UsageError(e.message) : e;
     });
-    say(`watching ${sidecar.paths.dir}; MCP at ${http.url}${token !== undefined ? " (bearer token required)" : ""}; Ctrl-C stops\n`);
+    say(`watching ${sidecar.paths.dir}; MCP at ${http.url}${token !== undefined ? " (bearer token required)" : ""}${target ? `; plan-invalidating changes signalled to ${target.endpoint}` : ""}; Ctrl-C stops\n`);
     await new Promise<void>((resolve) => ["SIGINT", "SIGTERM"].forEach((s) => process.once(s, () => resolve())));
     await http.close();
+    // A signal still retrying is given a bounded last chance, not abandoned silently.
+    if (signals) await Promise.race([signals.settled(), new Promise((r) => setTimeout(r, 5_000).unref())]);
     return EXIT.ok;
   } finally {
     await watcher.close();

@@ -62,7 +62,7 @@ export function viewLine(e: SessionEvent): string | undefined {
     case "session.waiting":
       return `  ${e.message}`;
     case "guidance.steered":
-      return `  ✎ steered by ${e.by} (${e.deferred ? "deferred: applied when it runs again" : `event ${e.event_id}`}): ${JSON.stringify(e.text.length > 80 ? `${e.text.slice(0, 79)}…` : e.text)}`;
+      return `  ✎ steered by ${e.by}${e.signal_id ? ` ${e.signal_id} from ${e.signal_source ?? "?"}` : ""} (${e.deferred ? "deferred: applied when it runs again" : `event ${e.event_id}`}): ${JSON.stringify(e.text.length > 80 ? `${e.text.slice(0, 79)}…` : e.text)}`;
     case "guidance.steer_applied":
       return `  ✎ deferred steer applied to the guidance (event ${e.event_id})`;
     case "guidance.held":

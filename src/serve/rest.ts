@@ -1,7 +1,8 @@
 /**
  * The seed's REST endpoints over the session operations: POST /api/pulse/start, GET
  * /api/pulse/:id, GET /api/pulse?status=…, POST /api/pulse/:id/pause|resume|abort, and GET
- * /api/pulse/:id/events?after=SEQ (the session's event stream, a page at a time). Bodies are
+ * /api/pulse/:id/events?after=SEQ (the session's event stream, a page at a time), POST
+ * /api/pulse/:id/steer and /api/pulse/:id/signal (a guidance sidecar's SurpriseSignal). Bodies are
  * JSON; a bad one is a 400 that names what is wrong; unknown sessions 404; a session in the
  * wrong state for the request 409.
  */
@@ -10,11 +11,15 @@ import { SessionRecordsError } from "../coding/session/records.js";
 import { SessionRepoError } from "../coding/session/repo.js";
 import { SessionError } from "../coding/session/runner.js";
 import { SessionInputError, SessionStateError } from "../coding/session/service.js";
+import { SurpriseInputError } from "../coding/guidance/surprise.js";
 import { BusyError, ForbiddenError, RepoBusyError, type SessionApi } from "./session-api.js";
 
 export const MAX_BODY_BYTES = 1 << 20;
 /** Deeper JSON than any request needs: refused before anything walks it (and overflows the stack). */
 export const MAX_JSON_DEPTH = 64;
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+/** A signal in CloudEvents structured mode, or plain JSON (what the signal listener of `pulse run --listen` takes too); neither can be sent cross-site without a preflight. */
+export const SIGNAL_TYPE = /^application\/(cloudevents\+)?json\s*(;|$)/i;
 
 export class HttpError extends Error {
   constructor(
@@ -38,11 +43,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
  * Every POST must say it is application/json, even an empty one: a web page can send any other
  * type (text/plain, a form, none) without asking first, never this one.
  */
-export async function readJson(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+export async function readJson(req: IncomingMessage, maxBytes = MAX_BODY_BYTES, accept: RegExp = JSON_TYPE): Promise<unknown> {
   const type = req.headers["content-type"] ?? "";
-  if (!/^application\/json\s*(;|$)/i.test(type)) {
+  if (!accept.test(type)) {
     req.resume();
-    throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `send the request with Content-Type: application/json${type ? `, not ${type.slice(0, 80)}` : " (curl -H 'content-type: application/json' …)"}`);
+    const wanted = accept === JSON_TYPE ? "application/json" : "application/cloudevents+json (structured mode) or application/json";
+    throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `send the request with Content-Type: ${wanted}${type ? `, not ${type.slice(0, 80)}` : " (curl -H 'content-type: application/json' …)"}`);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -94,6 +100,7 @@ export function errorBody(e: unknown): { status: number; body: { error: { code: 
   if (e instanceof BusyError) return { status: 429, body: { error: { code: "TOO_MANY_SESSIONS", message: e.message } }, headers: { "retry-after": String(e.retryAfterSeconds) } };
   if (e instanceof RepoBusyError) return { status: 409, body: { error: { code: "REPO_BUSY", message: e.message, field: e.field } } };
   if (e instanceof HttpError) return { status: e.status, body: { error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } } };
+  if (e instanceof SurpriseInputError) return { status: 400, body: { error: { code: "BAD_SIGNAL", message: e.message, field: e.field } } };
   if (e instanceof SessionInputError) return { status: 400, body: { error: { code: "BAD_REQUEST", message: e.message, field: e.field } } };
   if (e instanceof SessionRepoError) return { status: 400, body: { error: { code: "BAD_REQUEST", message: e.message } } };
   if (e instanceof SessionStateError) return { status: e.code === "NOT_FOUND" ? 404 : 409, body: { error: { code: e.code, message: e.message } } };
@@ -141,6 +148,10 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
       if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).some((k) => k !== "text")) throw new HttpError(400, "BAD_REQUEST", `steer takes {"text": "…"}, got ${JSON.stringify(body).slice(0, 80)}`, "text");
       const r = await api.steer(segment(parts[2]!), (body as { text?: unknown }).text, "api");
       sendJson(res, 200, { session: r.session, event: r.event });
+    } else if (parts.length === 4 && parts[3] === "signal") {
+      allow("POST");
+      const r = await api.signal(segment(parts[2]!), await readJson(req, MAX_BODY_BYTES, SIGNAL_TYPE));
+      sendJson(res, 200, { session: r.session, event: r.event, duplicate: r.duplicate, deferred: r.deferred });
     } else if (parts.length === 4 && ACTIONS.has(parts[3]!)) {
       allow("POST");
       const body = await readJson(req);
@@ -153,7 +164,7 @@ export async function handleRest(api: SessionApi, req: IncomingMessage, res: Ser
       const id = segment(parts[2]!);
       sendJson(res, 200, { session: action === "resume" ? await api.resume(id, body as Record<string, unknown>) : await api[action](id) });
     } else {
-      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, GET /api/pulse/:id/events?after=SEQ, POST /api/pulse/:id/pause|resume|abort|steer)`);
+      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/pulse/start, GET /api/pulse/:id, GET /api/pulse?status=, GET /api/pulse/:id/events?after=SEQ, POST /api/pulse/:id/pause|resume|abort|steer|signal)`);
     }
   } catch (e) {
     const { status, body, headers } = errorBody(e);

@@ -18,7 +18,8 @@ import { budgetsOf, startInputOf, SessionInputError, SessionStateError, type Ses
 import type { CreatedBy } from "../coding/session/records.js";
 import { lockWorktree, WorktreeError, type WorktreeLock } from "../coding/worktree.js";
 import { workdirOf } from "../coding/session/workspace.js";
-import { steerSession, type Steered } from "../coding/session/steer.js";
+import { steerSession, steerSessionBySignal, type SignalSteered, type Steered } from "../coding/session/steer.js";
+import { readSurprise } from "../coding/guidance/surprise.js";
 
 /** A request the server was told not to honour (a script outside --allow-scripts). */
 export class ForbiddenError extends Error {
@@ -149,6 +150,11 @@ export class SessionApi {
   /** Steers a session wherever it runs: its guidance is written and recorded, pending until its agent acknowledges. */
   async steer(id: string, text: unknown, by: CreatedBy): Promise<Steered> {
     return steerSession(this.service.records, id, text, by);
+  }
+
+  /** A guidance sidecar's SurpriseSignal (CloudEvents envelope): validated, then the same steer, once per CloudEvents id. */
+  async signal(id: string, envelope: unknown): Promise<SignalSteered> {
+    return steerSessionBySignal(this.service.records, id, readSurprise(envelope));
   }
 
   /** `budgets` (maxCost, maxTokens, maxWall) raise the session's caps before it goes on. */

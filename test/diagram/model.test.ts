@@ -147,6 +147,7 @@ describe("a system of loops", () => {
     const g = await graphOf(["manifests/"]);
     expect(edges(g, "connection").map((e) => `${e.from} -> ${e.to}: ${e.label}`)).toEqual([
       "phase:agentromatic.deliberation/learn_rep -> external:fleetprompt.trust/trust_recompute: ReputationUpdate \u00b7 at_least_once",
+      "phase:coding.guidance_watch/track_ack -> phase:coding.pulse_session/build_context: SurpriseSignal \u00b7 at_least_once",
       "phase:examples.hello/learn -> phase:examples.listener/receive: OutcomeSignal \u00b7 at_least_once",
       "phase:graphonomous.continual_learning/learn_outcome -> phase:prism.benchmark/observe: OutcomeSignal \u00b7 at_least_once",
       "phase:graphonomous.deliberate/verdict -> phase:graphonomous.continual_learning/act_store: DeliberationResult \u00b7 exactly_once",

@@ -23,7 +23,7 @@ export type SessionEvent =
   | { type: "iteration.finished"; session_id: string; iteration: IterationRecord; verdict: Verdict; warnings: string[]; receipt?: LedgerEntry }
   | { type: "verify.baseline"; session_id: string; checks: CheckBaseline[] }
   | { type: "session.waiting"; session_id: string; iteration: number; until: string; message: string }
-  | { type: "guidance.steered"; session_id: string; event_id: string | null; by: string; text: string; file: string; sha256?: string | null; deferred?: boolean }
+  | { type: "guidance.steered"; session_id: string; event_id: string | null; by: string; text: string; file: string; sha256?: string | null; deferred?: boolean; signal_id?: string; signal_source?: string }
   | { type: "guidance.steer_applied"; session_id: string; steer_seq: number; event_id: string; sha256: string }
   | { type: "guidance.held"; session_id: string; iteration: number; event_id: string; files: string[] }
   | { type: "guidance.acknowledged"; session_id: string; iteration: number; ack: ReplanAck }
