@@ -199,7 +199,7 @@ describe("pulse serve: the event stream", () => {
 describe("the MCP tools", () => {
   const TOOLS = ["pulse_abort", "pulse_events", "pulse_list", "pulse_pause", "pulse_resume", "pulse_start", "pulse_status", "pulse_steer"];
   // pulse serve also serves the workflow's tools (test/workflow/serve.test.ts) and every loop's runs (test/runs/cli.test.ts); pulse session mcp does not.
-  const SERVE_TOOLS = [...TOOLS, "run_status", "runs_list", "workflow_events", "workflow_list", "workflow_resume", "workflow_start", "workflow_status", "workflow_stop"];
+  const SERVE_TOOLS = [...TOOLS, "run_status", "runs_list", "workflow_events", "workflow_list", "workflow_resume", "workflow_start", "workflow_status", "workflow_steer", "workflow_stop"];
 
   it("over Streamable HTTP at /mcp: lists the tools, starts a session and watches it", async () => {
     const client = new Client({ name: "test", version: "1.0.0" });
