@@ -42,7 +42,7 @@ import { EmbeddingCache } from "./retrieval/embedding-cache.js";
 import { OnlineKnowledge, onlineRefusal, type OnlineSearch } from "./retrieval/online.js";
 import { screen } from "./retrieval/screen.js";
 import { AGENT_LOOP_ID } from "./handlers.js";
-import { AGENT_MANIFEST, AgentRunner, type RunOutcome } from "./runner.js";
+import { AGENT_MANIFEST, AgentRunner, type NewRun, type RunOutcome } from "./runner.js";
 import { resumeRefusal, statusOf, type AgentRunRecord, type AgentRunStatus, type RunJournal } from "./run-journal.js";
 import type { AgentHooks, ExecutionMode } from "./run-state.js";
 import { summarize, type RunSummary } from "./summary.js";
@@ -224,6 +224,31 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     });
   const actions = () => discoverActions(paths.actions).actions.filter((a) => !o.actions || o.actions.includes(a.name));
   const reportOf = (runId: string) => reportPath(home, runId, config);
+  /** What a run is given, new or resumed: the models, the home's guides, knowledge and actions, the stores. */
+  const runInput = (runId: string, asked: { request: string; files: string[]; mode: NewRun["mode"]; workdir: string }, runOnline: OnlineKnowledge | undefined, hooks: NewRun["hooks"]): NewRun => {
+    const { planner, decider } = models();
+    return {
+      runId,
+      ...asked,
+      config,
+      runsDir: join(paths.runs, runId),
+      planner,
+      decider,
+      ...(embeddings ? { embeddings } : {}),
+      ...(reranker ? { reranker } : {}),
+      guides: loadGuides([paths.guides]),
+      knowledge: loadKnowledge([paths.knowledge]),
+      ...(runOnline ? { online: runOnline } : {}),
+      actions: actions(),
+      executor,
+      feedback,
+      processes,
+      records: runRecords,
+      hooks: { onRecordError: (e) => o.onNote?.(`the run's outcome could not be recorded: ${e.message}`), ...hooks },
+      parentEnv: env,
+      ...(o.sleep ? { sleep: o.sleep } : {}),
+    };
+  };
 
   return {
     home,
@@ -231,32 +256,8 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
     async ask(text, files = [], opts = {}) {
       if (!text.trim()) throw new AgentError("--request: the request is empty");
       const runOnline = onlineFor(opts.online);
-      const { planner, decider } = models();
       const runId = opts.runId ?? randomUUID();
-      const finished = runner.run({
-        runId,
-        request: text,
-        files: filesOf(files),
-        mode: opts.executionMode ?? config.execution.execution_mode,
-        workdir,
-        config,
-        runsDir: join(paths.runs, runId),
-        planner,
-        decider,
-        ...(embeddings ? { embeddings } : {}),
-        ...(reranker ? { reranker } : {}),
-        guides: loadGuides([paths.guides]),
-        knowledge: loadKnowledge([paths.knowledge]),
-        ...(runOnline ? { online: runOnline } : {}),
-        actions: actions(),
-        executor,
-        feedback,
-        processes,
-        records: runRecords,
-        hooks: { onRecordError: (e) => o.onNote?.(`the run's outcome could not be recorded: ${e.message}`), ...opts },
-        parentEnv: env,
-        ...(o.sleep ? { sleep: o.sleep } : {}),
-      });
+      const finished = runner.run(runInput(runId, { request: text, files: filesOf(files), mode: opts.executionMode ?? config.execution.execution_mode, workdir }, runOnline, opts));
       return { runId, finished };
     },
     async resume(runId, hooks = {}) {
@@ -264,35 +265,9 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       const record = await journal.get(runId);
       const refused = resumeRefusal(runId, record, runnerAlive, process.pid);
       if (refused || !record) throw new AgentError(`resume: ${refused}`);
-      const { planner, decider } = models();
-      const finished = runner.run(
-        {
-          runId,
-          request: record.request,
-          files: record.files,
-          mode: record.mode,
-          workdir: record.workdir,
-          config,
-          runsDir: join(paths.runs, runId),
-          planner,
-          decider,
-          ...(embeddings ? { embeddings } : {}),
-          ...(reranker ? { reranker } : {}),
-          guides: loadGuides([paths.guides]),
-          knowledge: loadKnowledge([paths.knowledge]),
-          // Online knowledge again only if the run had opted in and config.json still allows it.
-          ...(record.online && online ? { online } : {}),
-          actions: actions(),
-          executor,
-          feedback,
-          processes,
-          records: runRecords,
-          hooks: { onRecordError: (e) => o.onNote?.(`the run's outcome could not be recorded: ${e.message}`), ...hooks },
-          parentEnv: env,
-          ...(o.sleep ? { sleep: o.sleep } : {}),
-        },
-        record,
-      );
+      // Online knowledge again only if the run had opted in and config.json still allows it.
+      const asked = { request: record.request, files: record.files, mode: record.mode, workdir: record.workdir };
+      const finished = runner.run(runInput(runId, asked, record.online ? online : undefined, hooks), record);
       return { runId, finished };
     },
     async runs(limit) {
