@@ -4,7 +4,10 @@
  * call context of one's own (outside any phase, e.g. a CLI command).
  */
 import { randomUUID } from "node:crypto";
-import { initSignatures, signatureOf, type AuditSubstrate, type CallContext, type PhaseContext } from "../index.js";
+// Straight from the modules, not the package entry: that would pull the stores (and a circle) in.
+import type { PhaseContext } from "../runtime/handler-context.js";
+import { initSignatures, signatureOf } from "../runtime/signature.js";
+import type { AuditSubstrate, CallContext } from "../substrates/contracts.js";
 
 export type AuditSink = (eventType: string, data: Record<string, unknown>) => Promise<void>;
 

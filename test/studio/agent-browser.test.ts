@@ -120,7 +120,8 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to l
     await page.locator("#save-resource").click();
     await expect.poll(() => page.locator("#manager-message").textContent()).toBe("saved actions/shout");
     expect(readFileSync(join(home, "actions", "shout", "perform.js"), "utf8")).toBe(SHOUT);
-    expect(await page.locator('#resources li[data-name="shout"]').textContent()).toContain("Write a text in capitals");
+    // The list is read again after the save: waited for, not read at once.
+    await expect.poll(() => page.locator('#resources li[data-name="shout"]').textContent()).toContain("Write a text in capitals");
     await page.screenshot({ path: join(SHOTS, "agent-actions.png"), fullPage: true });
   });
 

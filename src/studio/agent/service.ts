@@ -43,7 +43,7 @@ interface Pending {
   answer: (value: boolean | string | null) => void;
 }
 
-const str = (v: unknown, what: string, max = 20_000): string => {
+const givenText = (v: unknown, what: string, max = 20_000): string => {
   if (typeof v !== "string") throw new StudioError(400, "BAD_REQUEST", `${what} must be a string`);
   if (v.length > max) throw new StudioError(400, "BAD_REQUEST", `${what} is longer than ${max} characters`);
   return v;
@@ -114,7 +114,7 @@ export class AgentStudio {
   createThread(body: Record<string, unknown>): Thread {
     const workdir = this.checkWorkdir(body.workdir ?? this.roots.roots[0]);
     const actions = body.actions === undefined ? this.actionNames().map((a) => a.name) : this.checkActions(body.actions);
-    const title = body.title === undefined ? `Thread ${new Date().toISOString().slice(0, 16).replace("T", " ")}` : str(body.title, "title", 200);
+    const title = body.title === undefined ? `Thread ${new Date().toISOString().slice(0, 16).replace("T", " ")}` : givenText(body.title, "title", 200);
     return this.threads.create({ title, workdir, actions, mode: modeOf(body.mode) ?? "auto" });
   }
 
@@ -124,7 +124,7 @@ export class AgentStudio {
     if (thread.started_at && fixed.length) throw new StudioError(409, "FIXED", `the thread's ${fixed.join(" and ")} ${fixed.length > 1 ? "are" : "is"} fixed once a task started (${thread.started_at}): start a new thread to change ${fixed.length > 1 ? "them" : "it"}`);
     const workdir = body.workdir !== undefined ? this.checkWorkdir(body.workdir) : undefined;
     const actions = body.actions !== undefined ? this.checkActions(body.actions) : undefined;
-    const title = body.title !== undefined ? str(body.title, "title", 200) : undefined;
+    const title = body.title !== undefined ? givenText(body.title, "title", 200) : undefined;
     const mode = modeOf(body.mode);
     this.dropAgent(id);
     return this.threads.update(id, (t) => {
@@ -171,8 +171,8 @@ export class AgentStudio {
   /** A file the page attached, written into the thread's folder (base64 in JSON: the listener takes JSON only). */
   upload(id: string, body: Record<string, unknown>): { path: string; name: string; size: number } {
     this.threads.get(id);
-    const name = basename(str(body.name, "name", 255)).replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_") || "file";
-    const data = Buffer.from(str(body.data, "data", Math.ceil((MAX_BYTES * 4) / 3) + 4), "base64");
+    const name = basename(givenText(body.name, "name", 255)).replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_") || "file";
+    const data = Buffer.from(givenText(body.data, "data", Math.ceil((MAX_BYTES * 4) / 3) + 4), "base64");
     if (data.length > MAX_BYTES) throw new StudioError(413, "TOO_LARGE", `a file may be at most ${MAX_BYTES / 1024 / 1024} MB`);
     const dir = join(this.threads.folder(id), "uploads");
     mkdirSync(dir, { recursive: true });
@@ -200,7 +200,7 @@ export class AgentStudio {
 
   async ask(id: string, body: Record<string, unknown>): Promise<{ runId: string; thread: Thread }> {
     const thread = this.threads.get(id);
-    const text = str(body.text, "text").trim();
+    const text = givenText(body.text, "text").trim();
     if (!text) throw new StudioError(400, "BAD_REQUEST", "the request is empty");
     if (this.runningIn(id)) throw new StudioError(409, "RUNNING", "the thread's last task is still running: wait for it or stop it");
     const files = this.checkFiles(thread, body.files);
@@ -261,7 +261,7 @@ export class AgentStudio {
     const p = this.pending.get(String(body.key));
     if (!p || p.threadId !== id) throw new StudioError(404, "NOT_FOUND", "no such question waits (answered, timed out, or its run ended)");
     if (p.kind === "confirm" && typeof body.yes !== "boolean") throw new StudioError(400, "BAD_REQUEST", "a confirmation is answered {key, yes: true|false}");
-    const value = p.kind === "confirm" ? (body.yes as boolean) : str(body.text, "text", 4000);
+    const value = p.kind === "confirm" ? (body.yes as boolean) : givenText(body.text, "text", 4000);
     this.pending.delete(p.key);
     p.answer(value);
     return { answered: true };
@@ -278,7 +278,7 @@ export class AgentStudio {
     const agent = await this.agentOf(this.threads.get(id));
     const { actionRunId, ...rest } = body;
     try {
-      return await agent.submitFeedback(str(actionRunId, "actionRunId", 64), { submittedBy: "user", ts: new Date().toISOString(), ...rest });
+      return await agent.submitFeedback(givenText(actionRunId, "actionRunId", 64), { submittedBy: "user", ts: new Date().toISOString(), ...rest });
     } catch (e) {
       throw new StudioError(400, "BAD_FEEDBACK", (e as Error).message);
     }
