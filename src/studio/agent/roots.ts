@@ -18,7 +18,9 @@ function realOf(abs: string, what: string, given: string): string {
     try {
       return join(realpathSync(cur), ...rest);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new StudioError(403, "PATH_REFUSED", `${what} ${JSON.stringify(given)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      // ENOTDIR (a name under a file) is walked up as a missing name is: where its real path lies decides.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw new StudioError(403, "PATH_REFUSED", `${what} ${JSON.stringify(given)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       // A link to nothing would be followed by whatever writes there later: refused, not guessed.
       let isLink = false;
       try {
