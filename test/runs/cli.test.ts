@@ -113,6 +113,9 @@ describe("pulse runs over a store holding a workflow and an agent run", () => {
       expect(((await bad.json()) as any).error.message).toContain("kind: must be one of session, workflow, agent");
       expect((await fetch(`${served.url}/api/runs/agent/ffffffff`)).status).toBe(404);
       expect((await fetch(`${served.url}/api/runs`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(405);
+      // The listener guard stands before the runs too: a foreign page is refused, the studio's own origin is not.
+      expect((await fetch(`${served.url}/api/runs`, { headers: { origin: "https://evil.example" } })).status).toBe(403);
+      expect((await fetch(`${served.url}/api/runs`, { headers: { origin: served.url } })).status).toBe(200);
     });
 
     it("the MCP tools runs_list and run_status say interrupted too", async () => {
