@@ -6,6 +6,7 @@
 import type { ManifestSource } from "../source/load.js";
 import { sourceFromText } from "../source/load.js";
 import { parseJsonc } from "../source/jsonc.js";
+import { LineIndex } from "../source/line-index.js";
 import { spanOf, toPointer, type Span } from "../source/source-node.js";
 import { compareDiagnostics, type Diagnostic, type FileResult, type Severity } from "./diagnostic.js";
 import { asObject } from "./access.js";
@@ -107,6 +108,12 @@ class FileDiagnostics {
     };
   }
 }
+
+/**
+ * Keeps FileDiagnostics' hidden classes alive across full GCs, so that code optimised for them
+ * is not thrown away each time (see PHASE_INDEX_SHAPE in phase-index.ts).
+ */
+export const FILE_DIAGNOSTICS_SHAPE: unknown = new FileDiagnostics({ file: "", format: "json", text: "", lines: new LineIndex(""), value: undefined, problems: [] }, {});
 
 /**
  * Stable sort in place. A file has a handful of diagnostics: insertion sort orders them without
