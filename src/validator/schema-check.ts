@@ -8,7 +8,10 @@ type CompiledValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[]
 const failFast = isValidManifest as unknown as CompiledValidator;
 const detailed = validateManifest as unknown as CompiledValidator;
 
-export function checkSchema(document: unknown): ErrorObject[] {
-  if (failFast(document)) return [];
-  return detailed(document) ? [] : [...(detailed.errors ?? [])];
+/** Shared: a valid document (the common case) allocates nothing. */
+const NO_ERRORS: readonly ErrorObject[] = Object.freeze([]);
+
+export function checkSchema(document: unknown): readonly ErrorObject[] {
+  if (failFast(document)) return NO_ERRORS;
+  return detailed(document) ? NO_ERRORS : [...(detailed.errors ?? [])];
 }

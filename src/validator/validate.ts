@@ -154,7 +154,8 @@ export function validateSources(sources: readonly ManifestSource[], options: Val
     const { source } = file;
     for (const p of source.problems) file.addProblem(p.rule, p.message, p.start, p.end, p.severity);
     if (source.value === undefined) continue;
-    for (const f of schemaFindings(checkSchema(source.value), source.value)) file.add(f);
+    const schemaErrors = checkSchema(source.value);
+    if (schemaErrors.length > 0) for (const f of schemaFindings(schemaErrors, source.value)) file.add(f);
     const manifest = asObject(source.value);
     if (!manifest) continue;
     const model = resolveLoop(manifest);

@@ -21,7 +21,9 @@ export function checkDataFlow(model: LoopModel, report: Report): void {
   for (const { path, refs } of model.endpoints) {
     if (path[0] !== "phases") continue;
     const index = path[1] as number;
-    const reader = model.phases.find((p) => p.index === index)?.id ?? `phases[${index}]`;
+    // phases[index] is that phase unless a non-object entry before it was skipped.
+    const listed = model.phases[index];
+    const reader = (listed?.index === index ? listed : model.phases.find((p) => p.index === index))?.id ?? `phases[${index}]`;
     const isInput = path[2] === "inputs";
     for (const ref of refs) {
       if (ref.kind === "loop") loopEndpoint(model, ref.loop, reader, isInput, path, ref.offset, ref.length, report);
