@@ -6,6 +6,17 @@
 const SCAN_LIMIT = 16;
 
 export class PhaseIndex {
+  /**
+   * V8 holds the hidden classes a class's instances pass through (one per field the constructor
+   * adds) only weakly. Every PhaseIndex is short-lived: when a full GC finds none alive, those
+   * classes are collected, and every optimised function that checks for them (the resolver, the
+   * rules, the validator) is thrown away and runs unoptimised until it is compiled again; on a
+   * loaded machine that made a validation twice as slow. One instance held by the class itself
+   * keeps them alive (a module-level binding no function reads would not: V8 drops it once the
+   * module has run, and the bundler removes it).
+   */
+  static readonly keptAlive: PhaseIndex = new PhaseIndex();
+
   private readonly ids: string[] = [];
   private readonly indices: number[] = [];
   private map: Map<string, number> | undefined;
@@ -42,13 +53,3 @@ export class PhaseIndex {
   }
 }
 
-/**
- * V8 holds the hidden classes a class's instances pass through (one per field the constructor
- * adds) only weakly. Every PhaseIndex is short-lived: when a full GC finds none alive, those
- * classes are collected, and every optimised function that checks for them (the resolver, the
- * rules, the validator) is thrown away and runs unoptimised until it is compiled again. On a
- * loaded machine that recompilation waited long enough to double a validation's cost. One
- * instance kept for the life of the process keeps them alive. Exported because V8 drops a
- * module-level binding that no function reads once the module has run.
- */
-export const PHASE_INDEX_SHAPE = new PhaseIndex();

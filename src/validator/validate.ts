@@ -45,6 +45,9 @@ export function severityFor(rule: string, options: ValidateOptions): SeverityOve
 }
 
 class FileDiagnostics {
+  /** Keeps this class's hidden classes alive across full GCs (see PhaseIndex.keptAlive). */
+  static readonly keptAlive: FileDiagnostics = new FileDiagnostics({ file: "", format: "json", text: "", lines: new LineIndex(""), value: undefined, problems: [] }, {});
+
   readonly diagnostics: Diagnostic[] = [];
 
   constructor(
@@ -108,12 +111,6 @@ class FileDiagnostics {
     };
   }
 }
-
-/**
- * Keeps FileDiagnostics' hidden classes alive across full GCs, so that code optimised for them
- * is not thrown away each time (see PHASE_INDEX_SHAPE in phase-index.ts).
- */
-export const FILE_DIAGNOSTICS_SHAPE: unknown = new FileDiagnostics({ file: "", format: "json", text: "", lines: new LineIndex(""), value: undefined, problems: [] }, {});
 
 /**
  * Stable sort in place. A file has a handful of diagnostics: insertion sort orders them without
