@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { pidAlive } from "../../adapters/agents/cli/process-tree.js";
+import { pidAlive } from "../../src/coding/liveness.js";
 import { SqliteAgentFeedback } from "../../adapters/sqlite/agent-feedback.js";
 import { SqliteAgentJournal } from "../../adapters/sqlite/agent-journal.js";
 import { createAgent } from "../../src/coding/agent/api.js";

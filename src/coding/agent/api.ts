@@ -22,7 +22,7 @@ import { MemoryAgentRuns } from "../../../adapters/memory/agent-runs.js";
 import { SqliteAgentJournal } from "../../../adapters/sqlite/agent-journal.js";
 import { MemoryAgentJournal } from "../../../adapters/memory/agent-journal.js";
 import type { AgentRunRecords } from "./run-records.js";
-import { pidAlive, procStart } from "../../../adapters/agents/cli/process-tree.js";
+import { pidAlive, procStart } from "../liveness.js";
 import { reapDeadRunners } from "../../../adapters/agents/cli/reaper.js";
 import type { Script } from "../../../adapters/agents/scripted/script.js";
 import { createRuntime } from "../../embedded.js";
