@@ -37,7 +37,7 @@ describe("GitScript", () => {
     const allowed = script.git(["rev-parse", "--verify", "-q", "also-missing"], { allowFail: true });
     script.git(["rev-parse", "--verify", "no-such-ref"]);
     const after = script.git(["rev-parse", "HEAD"]);
-    const error = await script.run(repo.path).catch((e: unknown) => e as GitError);
+    const error = (await script.run(repo.path).catch((e: unknown) => e)) as GitError;
     expect(error).toBeInstanceOf(GitError);
     expect(error.message).toBe((alone as GitError).message);
     expect([error.args, error.code, error.stderr]).toEqual([(alone as GitError).args, (alone as GitError).code, (alone as GitError).stderr]);
@@ -111,7 +111,7 @@ describe("GitScript", () => {
     script.git(["rev-parse", "HEAD"]);
     script.commit("slow", { allowEmpty: true });
     const started = Date.now();
-    const error = await script.run(repo.path, { timeoutMs: 1_500 }).catch((e: unknown) => e as GitError);
+    const error = (await script.run(repo.path, { timeoutMs: 1_500 }).catch((e: unknown) => e)) as GitError;
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(error).toBeInstanceOf(GitError);
     expect(error.code).toBeNull();
