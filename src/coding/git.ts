@@ -180,7 +180,10 @@ export class GitScript {
   /** commit(): with the repository's identity when `git config user.email` gives one (hasIdentity), else with KIT_IDENTITY. */
   commit(message: string, options: { allowEmpty?: boolean } = {}): void {
     const args = ["commit", "-q", "--no-verify", ...(options.allowEmpty ? ["--allow-empty"] : []), "-m", message];
-    this.lines.push(`if e=$(git config user.email) && case $e in *[![:space:]]*) true ;; *) false ;; esac; then`);
+    // Marked like every command: its write to a pipe nobody reads any more ends the shell (SIGPIPE) when
+    // pulse is gone, so no more than the command in flight outlives it, as with git() one by one.
+    this.step(["config", "user.email"], true, (k, words) => `e=$(git ${words}); c=$?; ${this.mark(k)}`);
+    this.lines.push(`if [ $c -eq 0 ] && case $e in *[![:space:]]*) true ;; *) false ;; esac; then`);
     this.git(args);
     this.lines.push("else");
     this.git([...KIT_IDENTITY, ...args]);
