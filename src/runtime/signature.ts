@@ -65,11 +65,41 @@ export interface SignatureSubject {
   inputs: unknown;
 }
 
+/**
+ * What a phase id last signed: the constant end of its text (loop, phase, workspace), and the last
+ * text and signature, since a phase often sees the same input again (a constant output before it).
+ */
+interface Memo {
+  loopId: string;
+  workspaceId: string;
+  tail: string;
+  text: string;
+  signature: string;
+}
+
+const memos = new Map<string, Memo>();
+/** Phase ids remembered at once; beyond it the memo starts over (it only saves work). */
+const MEMOS = 4096;
+
+function memoOf(subject: SignatureSubject): Memo {
+  let memo = memos.get(subject.phase_id);
+  if (memo === undefined || memo.loopId !== subject.loop_id || memo.workspaceId !== subject.workspace_id) {
+    if (memos.size >= MEMOS) memos.clear();
+    const tail = `,"loop_id":${JSON.stringify(subject.loop_id)},"phase_id":${JSON.stringify(subject.phase_id)},"workspace_id":${JSON.stringify(subject.workspace_id)}}`;
+    memo = { loopId: subject.loop_id, workspaceId: subject.workspace_id, tail, text: "", signature: "" };
+    memos.set(subject.phase_id, memo);
+  }
+  return memo;
+}
+
 export function phaseSignature(subject: SignatureSubject, recipe?: SignatureRecipe): string {
   // The canonical form of {inputs, loop_id, phase_id, workspace_id}, keys already in RFC 8785
   // order, written directly: this runs for every phase.
-  const text =
-    `{"inputs":${canonicalJson(narrowInputs(subject.inputs, recipe, subject.workspace_id))}` +
-    `,"loop_id":${JSON.stringify(subject.loop_id)},"phase_id":${JSON.stringify(subject.phase_id)},"workspace_id":${JSON.stringify(subject.workspace_id)}}`;
-  return `blake3:${blake3Hex(text)}`;
+  const memo = memoOf(subject);
+  const text = `{"inputs":${canonicalJson(narrowInputs(subject.inputs, recipe, subject.workspace_id))}${memo.tail}`;
+  if (text !== memo.text) {
+    memo.signature = `blake3:${blake3Hex(text)}`;
+    memo.text = text;
+  }
+  return memo.signature;
 }

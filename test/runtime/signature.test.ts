@@ -64,6 +64,26 @@ describe("phase signatures", () => {
     expect(sig).toBe(`blake3:${blake3Hex('{"inputs":{"a":[true,null],"b":1},"loop_id":"a.b","phase_id":"p","workspace_id":"ws"}')}`);
   });
 
+  it("remembers the last signature of a phase id without mixing loops, workspaces or inputs", () => {
+    // One phase id, signed again and again with what a memo could confuse: each answer must be
+    // the signature computed from scratch.
+    const fresh = (s: { loop_id: string; phase_id: string; workspace_id: string; inputs: unknown }) =>
+      `blake3:${blake3Hex(`{"inputs":${canonicalJson(s.inputs)},"loop_id":${JSON.stringify(s.loop_id)},"phase_id":${JSON.stringify(s.phase_id)},"workspace_id":${JSON.stringify(s.workspace_id)}}`)}`;
+    const subjects = [
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w1", inputs: { q: 1 } },
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w1", inputs: { q: 1 } },
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w2", inputs: { q: 1 } },
+      { loop_id: "a.c", phase_id: "memo", workspace_id: "w2", inputs: { q: 1 } },
+      { loop_id: "a.c", phase_id: "memo", workspace_id: "w2", inputs: { q: 2 } },
+      { loop_id: "a.c", phase_id: "other", workspace_id: "w2", inputs: { q: 2 } },
+      { loop_id: "a.c", phase_id: "memo", workspace_id: "w2", inputs: { q: 2 } },
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w1", inputs: { q: 1 } },
+    ];
+    const seen = subjects.map((s) => phaseSignature(s));
+    expect(seen).toEqual(subjects.map(fresh));
+    expect(new Set(seen).size).toBe(5);
+  });
+
   it("does not depend on key order, and does depend on the workspace", () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (inputs) => {
