@@ -70,8 +70,17 @@ export function hasLoneSurrogate(s: string): boolean {
   return ANY_SURROGATE.test(s) && LONE_SURROGATE.test(s);
 }
 
+/** Whether a short string has nothing to escape: a scan of its code units beats the regex there. */
+function plainShort(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
 function quote(s: string): string {
-  if (PLAIN.test(s)) return `"${s}"`;
+  if (s.length <= 32 ? plainShort(s) : PLAIN.test(s)) return `"${s}"`;
   if (LONE_SURROGATE.test(s)) throw new Refusal("contains a lone surrogate (half of a UTF-16 pair), which RFC 8785 canonical JSON does not allow");
   return JSON.stringify(s);
 }
