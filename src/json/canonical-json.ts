@@ -85,6 +85,21 @@ function quote(s: string): string {
   return JSON.stringify(s);
 }
 
+/** Keys quoted before: objects of one shape come back again and again (every phase's inputs). */
+const quotedKeys = new Map<string, string>();
+/** Keys remembered at once; beyond it the cache starts over (it only saves work). */
+const QUOTED_KEYS = 4096;
+
+function quoteKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = quote(key);
+    if (quotedKeys.size >= QUOTED_KEYS) quotedKeys.clear();
+    quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
 function write(value: unknown, depth: number): string {
   switch (typeof value) {
     case "string":
@@ -126,7 +141,7 @@ function write(value: unknown, depth: number): string {
         // As JSON.stringify does: a property whose value is undefined is absent.
         if (item === undefined) continue;
         if (typeof item === "function" || typeof item === "symbol") throw new Refusal(`is a ${typeof item}, which JSON cannot represent`);
-        out += (first ? "" : ",") + quote(key) + ":" + write(item, depth + 1);
+        out += (first ? "" : ",") + quoteKey(key) + ":" + write(item, depth + 1);
         first = false;
       }
       return out + "}";
