@@ -21,12 +21,19 @@ export function initSignatures(): Promise<void> {
   return loading;
 }
 
+/** Where text is encoded before hashing: hash-wasm would allocate a Buffer per call. */
+const scratch = Buffer.allocUnsafeSlow(8192);
+
 /** BLAKE3-256 of UTF-8 text (or bytes), as 64 lowercase hex digits. */
 export function blake3Hex(data: string | Uint8Array): string {
   if (!hasher) throw new Error("initSignatures() must complete before signatures are computed");
   hasher.init();
-  hasher.update(data);
-  return hasher.digest("hex");
+  // A UTF-16 code unit is at most 3 bytes of UTF-8 (a lone surrogate becomes U+FFFD, as Buffer.from writes it).
+  if (typeof data === "string" && data.length * 3 <= scratch.length) hasher.update(scratch.subarray(0, scratch.write(data, 0, "utf8")));
+  else hasher.update(data);
+  // Node's hex encoder is faster than hash-wasm's (String.fromCharCode over 64 codes).
+  const digest = hasher.digest("binary");
+  return Buffer.from(digest.buffer, digest.byteOffset, digest.length).toString("hex");
 }
 
 export function signatureOf(value: unknown): string {

@@ -48,6 +48,14 @@ describe("BLAKE3", () => {
       { numRuns: 300 },
     );
   });
+
+  it("agrees with @noble/hashes on either side of the encoding buffer's edge, and on lone surrogates", () => {
+    // Text up to 8192 / 3 code units is encoded into a reused buffer, longer text by hash-wasm.
+    const texts = ["x".repeat(2730), "x".repeat(2731), "€".repeat(2730), "€".repeat(2731), "😀".repeat(1365), "😀".repeat(4000), "cut \ud83d", "\udc00 then more"];
+    for (const s of texts) expect(blake3Hex(s), `${s.length} code units`).toBe(bytesToHex(blake3(Buffer.from(s, "utf8"))));
+    // The buffer is reused: a short text after a long one hashes only its own bytes.
+    expect(blake3Hex("ab")).toBe(bytesToHex(blake3(new TextEncoder().encode("ab"))));
+  });
 });
 
 describe("phase signatures", () => {
