@@ -5,10 +5,9 @@
  */
 import { AGENT_JSON_COLUMNS, AGENT_RUN_COLUMNS, AGENT_STEP_COLUMNS, AgentRunRecordsError, newAgentRunRecord, type AgentRunPatch, type AgentRunRecord, type AgentRunRecords, type AgentStepRecord, type NewAgentRun } from "../../src/coding/agent/run-records.js";
 import { byNewest, shownRun, type RunFilter, type RunKind, type RunRecords, type RunStepView, type RunView } from "../../src/coding/run-records.js";
-import { parsePostgresUrl } from "./address.js";
 import { PostgresAgentProcesses } from "./agent-processes.js";
 import { PostgresDatabase } from "./database.js";
-import { recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
+import { openRecordsDatabase, recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
 import { RUN_SCHEMA_VERSION, runSchemaVersion, runsNotMigrated, runsTooNew } from "./run-schema.js";
 
 const BIGINT = new Set(["tokens_used", "tokens"]);
@@ -20,23 +19,8 @@ export class PostgresRuns {
   private constructor(readonly db: PostgresDatabase) {}
 
   static async open(url: string, options: { onNote?: (message: string) => void } = {}): Promise<PostgresRuns> {
-    let display = url;
-    try {
-      const address = parsePostgresUrl(url);
-      display = address.display;
-      const db = await PostgresDatabase.open(url, { max: 4, ...(options.onNote ? { onNote: options.onNote } : {}) });
-      try {
-        const version = await runSchemaVersion(db.pool, address.schema);
-        if (version > RUN_SCHEMA_VERSION) throw runsTooNew(address, version);
-        if (version < RUN_SCHEMA_VERSION) throw runsNotMigrated(address, version);
-      } catch (error) {
-        await db.close().catch(() => undefined);
-        throw error;
-      }
-      return new PostgresRuns(db);
-    } catch (error) {
-      throw recordsError(display, error, (e) => e instanceof AgentRunRecordsError);
-    }
+    const wrap = (display: string, error: unknown) => recordsError(display, error, (e) => e instanceof AgentRunRecordsError);
+    return new PostgresRuns(await openRecordsDatabase(url, { version: runSchemaVersion, needed: RUN_SCHEMA_VERSION, tooNew: runsTooNew, notMigrated: runsNotMigrated }, wrap, options.onNote));
   }
 
   async run<T>(fn: () => Promise<T>): Promise<T> {

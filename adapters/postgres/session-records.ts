@@ -26,11 +26,9 @@ import {
   type SessionEventRecord,
 } from "../../src/coding/session/records.js";
 import { StoreError } from "../../src/store/contracts.js";
-import { parsePostgresUrl, PostgresAddressError } from "./address.js";
 import { PostgresAgentProcesses } from "./agent-processes.js";
 import { PostgresDatabase } from "./database.js";
-import { recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
-import { describePgError, PostgresStoreError } from "./errors.js";
+import { notMigrated, openRecordsDatabase, recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
 import { SESSION_SCHEMA_VERSION, sessionSchemaVersion, sessionsTooNew } from "./session-schema.js";
 
 /** Columns kept as jsonb: a JS value is sent as its JSON text (an array would become text[]). */
@@ -69,25 +67,8 @@ export class PostgresSessionRecords implements SessionRecords {
    * (a StoreError) when the server does not answer or the tables are missing, older or newer.
    */
   static async open(url: string, options: { now?: () => string; onNote?: (message: string) => void } = {}): Promise<PostgresSessionRecords> {
-    let display = url;
-    try {
-      const address = parsePostgresUrl(url);
-      display = address.display;
-      const db = await PostgresDatabase.open(url, { max: 4, ...(options.onNote ? { onNote: options.onNote } : {}) });
-      try {
-        const version = await sessionSchemaVersion(db.pool, address.schema);
-        if (version > SESSION_SCHEMA_VERSION) throw sessionsTooNew(address, version);
-        if (version < SESSION_SCHEMA_VERSION) {
-          throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} has ${version === 0 ? "no session tables" : `session tables at version ${version}, this pulse needs ${SESSION_SCHEMA_VERSION}`}: run pulse store migrate --store '${address.storeArg}' with an owner's credentials first`);
-        }
-      } catch (error) {
-        await db.close().catch(() => undefined);
-        throw error;
-      }
-      return new PostgresSessionRecords(db, options.now ?? (() => new Date().toISOString()));
-    } catch (error) {
-      throw storeError(display, error);
-    }
+    const db = await openRecordsDatabase(url, { version: sessionSchemaVersion, needed: SESSION_SCHEMA_VERSION, tooNew: sessionsTooNew, notMigrated: notMigrated("session tables", SESSION_SCHEMA_VERSION) }, storeError, options.onNote);
+    return new PostgresSessionRecords(db, options.now ?? (() => new Date().toISOString()));
   }
 
   /** The agent process records of these sessions, over the same connections (closed with these). */

@@ -20,12 +20,9 @@ import {
   type WorkflowRecord,
   type WorkflowRecords,
 } from "../../src/coding/workflow/records.js";
-import { StoreError } from "../../src/store/contracts.js";
-import { parsePostgresUrl, PostgresAddressError } from "./address.js";
 import { PostgresAgentProcesses } from "./agent-processes.js";
 import { PostgresDatabase } from "./database.js";
-import { recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
-import { describePgError, PostgresStoreError } from "./errors.js";
+import { notMigrated, openRecordsDatabase, recordOf, recordsError, rowOf, type Row } from "./record-rows.js";
 import { WORKFLOW_SCHEMA_VERSION, workflowSchemaVersion, workflowsTooNew } from "./workflow-schema.js";
 
 const JSON_COLUMNS = new Set(["driver", "verify", "artifacts", "unresolved_issues", "files_changed", "gate", "setup_commands", "data"]);
@@ -50,23 +47,7 @@ export class PostgresWorkflowRecords implements WorkflowRecords {
 
   /** Opens the workflow tables of the store at `url`; refused in one line when they are missing, older or newer. */
   static async open(url: string, options: { onNote?: (message: string) => void } = {}): Promise<PostgresWorkflowRecords> {
-    let display = url;
-    try {
-      const address = parsePostgresUrl(url);
-      display = address.display;
-      const db = await PostgresDatabase.open(url, { max: 4, ...(options.onNote ? { onNote: options.onNote } : {}) });
-      try {
-        const version = await workflowSchemaVersion(db.pool, address.schema);
-        if (version > WORKFLOW_SCHEMA_VERSION) throw workflowsTooNew(address, version);
-        if (version < WORKFLOW_SCHEMA_VERSION) throw new PostgresStoreError("STORE_NOT_MIGRATED", `schema ${address.schema} at ${address.display} has ${version === 0 ? "no workflow tables" : `workflow tables at version ${version}, this pulse needs ${WORKFLOW_SCHEMA_VERSION}`}: run pulse store migrate --store '${address.storeArg}' with an owner's credentials first`);
-      } catch (error) {
-        await db.close().catch(() => undefined);
-        throw error;
-      }
-      return new PostgresWorkflowRecords(db);
-    } catch (error) {
-      throw storeError(display, error);
-    }
+    return new PostgresWorkflowRecords(await openRecordsDatabase(url, { version: workflowSchemaVersion, needed: WORKFLOW_SCHEMA_VERSION, tooNew: workflowsTooNew, notMigrated: notMigrated("workflow tables", WORKFLOW_SCHEMA_VERSION) }, storeError, options.onNote));
   }
 
   /** The agent process records (shared with sessions), over the same connections. */

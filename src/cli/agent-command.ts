@@ -172,6 +172,7 @@ export function addAgentCommands(agent: Command, io: CliIO): void {
   addCommon(agent.command("resume").description("Continue a run whose pulse died (listed interrupted by pulse agent runs) from its last recorded step."))
     .argument("<run-id>", "the run's id")
     .option("--json", "print the run's outcome as JSON")
+    .addHelpText("after", "\nWithout --driver, the run goes on with the driver (and --script) it was started with; --driver chooses another.")
     .action(async (runId: string, o: CommonOpts & { json?: boolean }, cmd: Command) =>
       guarded(cmd, () =>
         withAgent(o, io, async (a) => {

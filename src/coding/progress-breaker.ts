@@ -49,6 +49,20 @@ export interface IterationReport {
 
 const DEFAULT_RATE_LIMIT_WAIT_MS = 60_000;
 
+/** The runs the breaker counts: no progress, failures and the same error in a row. */
+export type Streaks = Pick<GuardState, "consecutiveFailures" | "noProgress" | "sameError" | "lastError">;
+
+/**
+ * The streaks a loop's earlier turns left, counted by the guard's own rules (every limit off, so
+ * nothing stops the count): what a resumed loop goes on from, as if it had never stopped.
+ */
+export function streaksOf(turns: Iterable<IterationReport>): Streaks {
+  const g = new LoopGuard({ maxIterations: Number.MAX_SAFE_INTEGER, noProgressLimit: 0, sameErrorLimit: 0, permissionDenialLimit: 0, maxConsecutiveFailures: 0 });
+  for (const t of turns) g.afterIteration(t);
+  const { consecutiveFailures, noProgress, sameError, lastError } = g.state();
+  return { consecutiveFailures, noProgress, sameError, ...(lastError !== undefined ? { lastError } : {}) };
+}
+
 export class LoopGuard {
   readonly limits: Limits;
   private s: GuardState;
@@ -57,9 +71,9 @@ export class LoopGuard {
    * `restored.iterations`: those a resumed loop ran before, counted against maxIterations; its
    * tokens, cost and `elapsedMs` (wall time of earlier runs) count against the budgets.
    */
-  constructor(limits: Partial<Limits> = {}, private readonly now: () => number = Date.now, restored?: Partial<Pick<GuardState, "breaker" | "openedAt" | "openReason" | "iterations" | "tokens" | "costUsd">> & { elapsedMs?: number }) {
+  constructor(limits: Partial<Limits> = {}, private readonly now: () => number = Date.now, restored?: Partial<Pick<GuardState, "breaker" | "openedAt" | "openReason" | "iterations" | "tokens" | "costUsd">> & { elapsedMs?: number; streaks?: Streaks }) {
     this.limits = resolveLimits(limits);
-    this.s = { breaker: restored?.breaker ?? "CLOSED", iterations: restored?.iterations ?? 0, tokens: restored?.tokens ?? 0, costUsd: restored?.costUsd ?? 0, startedAt: now() - (restored?.elapsedMs ?? 0), consecutiveFailures: 0, noProgress: 0, sameError: 0, permissionDenials: 0 };
+    this.s = { breaker: restored?.breaker ?? "CLOSED", iterations: restored?.iterations ?? 0, tokens: restored?.tokens ?? 0, costUsd: restored?.costUsd ?? 0, startedAt: now() - (restored?.elapsedMs ?? 0), consecutiveFailures: 0, noProgress: 0, sameError: 0, permissionDenials: 0, ...restored?.streaks };
     if (restored?.openedAt !== undefined) this.s.openedAt = restored.openedAt;
     if (restored?.openReason !== undefined) this.s.openReason = restored.openReason;
   }

@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { createHash } from "node:crypto";
 import { isAbsolute, join, resolve } from "node:path";
 import { commit, dirtyPaths, git, GitError, headSha } from "./git.js";
+import { pidAlive } from "./liveness.js";
 
 export class WorktreeError extends Error {
   constructor(
@@ -57,7 +58,7 @@ export async function lockWorktree(repo: string, worktreePath: string, owner: st
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       const holder = readLock(file);
-      if (holder && processAlive(holder.pid)) {
+      if (holder && pidAlive(holder.pid)) {
         throw new WorktreeError("LOCKED", `worktree ${worktreePath} is in use by ${holder.owner} (pid ${holder.pid}, since ${holder.since}); two loops never share a worktree`);
       }
       rmSync(file, { force: true }); // stale: its process is gone
@@ -71,15 +72,6 @@ function readLock(file: string): LockInfo | undefined {
     return JSON.parse(readFileSync(file, "utf8")) as LockInfo;
   } catch {
     return undefined;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -9,10 +9,11 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";
 import { openDatabase } from "../../adapters/sqlite/driver.js";
-import { pidAlive, procStart } from "../../adapters/agents/cli/process-tree.js";
+import { pidAlive, procStart } from "../../src/coding/liveness.js";
 import { createAgent } from "../../src/coding/agent/api.js";
 import { tempHome } from "./helpers.js";
 import { runBin } from "../cli/run-bin.js";
+import { zombieUnder } from "../helpers/zombie.js";
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -86,5 +87,23 @@ describe("an agent opening its store", () => {
     const records = SqliteAgentProcesses.open(store);
     expect(await records.runs()).toEqual([]);
     await records.close();
+  }, 30_000);
+
+  it("a runner that exited but was never collected (a zombie, as under a container's PID 1) is dead: what it left is stopped", async () => {
+    const { home, workdir } = tempHome();
+    const store = join(home, "agent.db");
+    const { holder, zombie } = await zombieUnder(false);
+    children.push(holder);
+    const orphan = action("agent-zombie-run-1-dddd");
+    await recordAs(store, "zombie-run", orphan, "agent-zombie-run-1-dddd", zombie);
+    const agent = await createAgent({ home, workdir, store, driver: "scripted", script: { steps: [] } });
+    try {
+      expect(await gone(orphan.pid!)).toBe(true);
+      const records = SqliteAgentProcesses.open(store);
+      expect(await records.runs()).toEqual([]);
+      await records.close();
+    } finally {
+      await agent.close();
+    }
   }, 30_000);
 });

@@ -6,11 +6,11 @@
  * until it is resumed. The kill points are random (fast-check), the actions real directories.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { pidAlive } from "../../adapters/agents/cli/process-tree.js";
+import { pidAlive } from "../../src/coding/liveness.js";
 import { SqliteAgentFeedback } from "../../adapters/sqlite/agent-feedback.js";
 import { SqliteAgentJournal } from "../../adapters/sqlite/agent-journal.js";
 import { createAgent } from "../../src/coding/agent/api.js";
@@ -266,3 +266,53 @@ describe("a run whose pulse died between an action's end and its evaluation", ()
 
 /** A pid that was a process and is no more. */
 const spawnSyncPid = (): number => spawnSync("true").pid;
+
+describe("a run started with --driver", () => {
+  /** A home with no llm entry: only the run's own driver can answer. The first tick sleeps long enough to be killed in. */
+  function scriptedHome() {
+    const { home, workdir } = crashHome("http://127.0.0.1:9/v1");
+    writeFileSync(join(home, "config.json"), JSON.stringify({ execution: { execution_mode: "auto" } }));
+    const answer = (o: unknown) => JSON.stringify(o);
+    const script = join(home, "ticks.script.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        steps: [
+          { match: { phase: "planner" }, text: answer({ steps: [{ id: "s1", desc: "tick 1" }, { id: "s2", desc: "tick 2" }] }) },
+          { match: { phase: "decider" }, text: answer({ type: "execute", action: { name: "tick", args: { n: 1, ms: 4_000 } }, step: "s1", reason: "first" }) },
+          { match: { phase: "decider" }, text: answer({ type: "execute", action: { name: "tick", args: { n: 2, ms: 10 } }, step: "s2", reason: "second" }) },
+        ],
+      }),
+    );
+    return { home, workdir, script };
+  }
+
+  async function killedInFirstTick(home: string, workdir: string, script: string): Promise<string> {
+    const p = start(["run", "--request", "tick twice", "--auto", "--driver", "scripted", "--script", script], home, workdir);
+    const runId = await runIdOf(p);
+    await until(() => lines(join(workdir, "pids.log")).length === 1);
+    p.child.kill("SIGKILL");
+    await p.done;
+    return runId;
+  }
+
+  it("resumes with the driver and script it started with, and says so", async () => {
+    const { home, workdir, script } = scriptedHome();
+    const runId = await killedInFirstTick(home, workdir, script);
+    const r = start(["resume", runId], home, workdir);
+    expect((await r.done).code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`pulse agent: run ${runId} goes on with the driver it started with: --driver scripted --script ${script}`);
+    expect(r.stdout).toMatch(new RegExp(`run ${runId} succeeded \\(goal_achieved\\)`));
+    expect(lines(join(workdir, "ticks.log")).map((l) => l.split(" ")[0])).toEqual(["1", "2"]);
+  }, 60_000);
+
+  it("near miss: --driver given on resume is used as asked (here the home's config, which has no model), and the change is said", async () => {
+    const { home, workdir, script } = scriptedHome();
+    const runId = await killedInFirstTick(home, workdir, script);
+    const r = start(["resume", runId, "--driver", "config"], home, workdir);
+    expect((await r.done).code).toBe(2);
+    expect(r.stderr).toContain(`pulse agent: run ${runId} started with --driver scripted --script ${script}; it goes on with --driver config, as asked`);
+    expect(r.stderr).toMatch(/config\.json: no llm entry/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  }, 60_000);
+});

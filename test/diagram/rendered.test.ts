@@ -166,7 +166,7 @@ describeWhen(existsSync(CHROMIUM), `${CHROMIUM} (Debian's chromium package) to r
         expect(all, `${id} is drawn`).toBeGreaterThan(50);
         for (const box of forbidden) expect(count(image, shrink(box, 3), isRed), `${id} crosses the loop box at ${JSON.stringify(box)}`).toBe(0);
       }
-    });
+    }, 120_000); // one screenshot per closure: the shipped system has many, and a loaded machine renders slowly
   });
 
   it("cadence labels stay inside their shape, clear of its point (PNG)", async () => {

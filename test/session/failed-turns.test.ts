@@ -156,3 +156,48 @@ describe("the guard's stops, at loop level", () => {
     expect(await near.runner.run(id2)).toMatchObject({ status: "complete", current_iteration: 4 });
   });
 });
+
+describe("the guard's streaks across a pause and resume", () => {
+  const idle = (n: number) => ({ match: { iteration: n }, text: "Looked around. <signal>CONTINUE</signal>" });
+  const crash = (n: number, error: string) => ({ match: { iteration: n }, outcome: "crash" as const, error });
+  /** Runs until the turn after `last` is rate limited for 20 min, pauses there, and returns the paused session. */
+  async function pausedAfter(h: Awaited<ReturnType<typeof harness>>, id: string, last: number) {
+    const running = h.runner.run(id);
+    await until(async () => {
+      const s = await h.records.get(id);
+      return s?.status_reason?.startsWith("waiting until") && s.current_iteration === last ? s : undefined;
+    });
+    await h.records.requestControl(id, "pause");
+    const paused = await running;
+    expect(paused).toMatchObject({ status: "paused", current_iteration: last });
+    return paused;
+  }
+
+  it("two idle turns, a pause, then one more idle turn: stopped no_progress at the third, counted across the resume", async () => {
+    const dir = repo();
+    const h = await harness({ steps: [idle(1), idle(2), limited(3, 20 * 60_000), idle(3), idle(4), work(5, "COMPLETE")] }, { profile: { limits: { noProgressLimit: 3 } } });
+    const id = await newSession(h.records, dir);
+    await pausedAfter(h, id, 2);
+    const final = await h.runner.run(id);
+    expect(final).toMatchObject({ status: "failed", stop_reason: "no_progress", current_iteration: 3 });
+    expect(final.status_reason).toContain("3 iterations in a row changed nothing");
+  });
+
+  it("near miss: a turn with work before the pause resets the count; the resumed session goes on to complete", async () => {
+    const dir = repo();
+    const h = await harness({ steps: [idle(1), work(2), limited(3, 20 * 60_000), idle(3), idle(4), work(5, "COMPLETE")] }, { profile: { limits: { noProgressLimit: 3 } } });
+    const id = await newSession(h.records, dir);
+    await pausedAfter(h, id, 2);
+    expect(await h.runner.run(id)).toMatchObject({ status: "complete", current_iteration: 5 });
+  });
+
+  it("the same error twice, a pause, then once more: the breaker opens at the third (numbers in the message do not make it another error)", async () => {
+    const dir = repo();
+    const h = await harness({ steps: [crash(1, "ECONNRESET after 120 ms"), crash(2, "ECONNRESET after 450 ms"), limited(3, 20 * 60_000), crash(3, "ECONNRESET after 80 ms"), work(4, "COMPLETE")] }, { profile: { limits: { sameErrorLimit: 3, maxConsecutiveFailures: 10 } } });
+    const id = await newSession(h.records, dir);
+    await pausedAfter(h, id, 2);
+    const final = await h.runner.run(id);
+    expect(final).toMatchObject({ stop_reason: "circuit_open", current_iteration: 3 });
+    expect(final.status_reason).toContain("the same error 3 times in a row");
+  });
+});

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProcessReaper } from "../../adapters/agents/cli/reaper.js";
-import { procStart } from "../../adapters/agents/cli/process-tree.js";
+import { procStart } from "../../src/coding/liveness.js";
 import { runProcess } from "../../adapters/agents/cli/run-process.js";
 import { MemoryAgentProcesses } from "../../adapters/memory/agent-processes.js";
 import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";

@@ -94,7 +94,9 @@ describe("pulse studio on loopback without a token", () => {
 
   it("triggers an iteration through the host and finds its trace by id, with the store's audit events", async () => {
     const r = JSON.parse((await raw(studio.url, "/api/loops/examples.hello/trigger", { method: "POST", headers: json, body: "{}" })).body);
-    expect(r).toMatchObject({ result: "completed", iteration: 1 });
+    // The loop's 2 s periodic cadence may have run iterations before this one on a slow machine.
+    expect(r).toMatchObject({ result: "completed", iteration: expect.any(Number) });
+    expect(r.iteration).toBeGreaterThanOrEqual(1);
     const trace = JSON.parse((await raw(studio.url, `/api/traces/${r.trace_id}`)).body);
     expect(trace.row.phases.map((p: { phase_id: string }) => p.phase_id)).toEqual(["fetch", "decide", "apply", "learn"]);
     expect(trace.audit.length).toBeGreaterThan(4);

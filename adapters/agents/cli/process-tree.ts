@@ -4,6 +4,7 @@
  * open; so before killing we also walk the process table for the agent's descendants.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { statFields } from "../../../src/coding/liveness.js";
 
 /** Descendants of `root` (not root itself), from /proc; empty where /proc is absent. */
 export function descendantsOf(root: number): number[] {
@@ -16,14 +17,8 @@ export function descendantsOf(root: number): number[] {
   }
   for (const name of entries) {
     if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, "utf8");
-    } catch {
-      continue; // gone meanwhile
-    }
-    // The command name is in parentheses and may itself hold spaces or parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const fields = statFields(name);
+    if (!fields) continue; // gone meanwhile
     const ppid = Number(fields[1]);
     const list = children.get(ppid);
     if (list) list.push(Number(name));
@@ -77,40 +72,5 @@ export function signalAll(pgid: number, pids: readonly number[], signal: NodeJS.
     } catch {
       // exited already
     }
-  }
-}
-
-/** True while any process of the group is alive. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * When `pid` started, in clock ticks since boot (/proc/<pid>/stat field 22); undefined when it is
- * gone or /proc is absent. A pid and its start time name one process for good: a pid the kernel
- * reuses for another process comes with another start time.
- */
-export function procStart(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // After "pid (comm) " come fields 3, 4, …: field 22 is the 20th of them.
-    const v = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
-    return Number.isFinite(v) ? v : undefined;
-  } catch {
-    return undefined;
   }
 }

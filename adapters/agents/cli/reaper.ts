@@ -7,7 +7,8 @@
  */
 import type { AgentProcesses } from "../../../src/coding/agent-processes.js";
 import type { ReapReport, Reaper } from "../../../src/coding/reaper.js";
-import { groupAlive, pidAlive, procStart, processesMarked } from "./process-tree.js";
+import { groupAlive, pidAlive, procStart } from "../../../src/coding/liveness.js";
+import { processesMarked } from "./process-tree.js";
 import { RUN_MARKER } from "./run-process.js";
 
 export const DEFAULT_REAP_GRACE_MS = 2_000;

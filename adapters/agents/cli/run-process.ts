@@ -7,7 +7,8 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { HeadTailBuffer, LineSplitter } from "./output-cap.js";
-import { descendantsOf, groupAlive, procStart, processesMarked, signalAll } from "./process-tree.js";
+import { groupAlive, procStart } from "../../../src/coding/liveness.js";
+import { descendantsOf, processesMarked, signalAll } from "./process-tree.js";
 import { startWatchdog, type Watchdog } from "./watchdog.js";
 
 /** Set in every agent's environment; whatever it starts inherits it, so nothing escapes the kill. */

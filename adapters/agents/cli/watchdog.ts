@@ -15,7 +15,7 @@ G=$1; T=$2; M=$3
 IFS= read -r line || line=
 [ "$line" = done ] && exit 0
 ours() { [ ! -e /proc/$G ] && return 0; s=$(cat /proc/$G/stat 2>/dev/null) || return 0; s=\${s##*) }; set -- $s; shift 19; [ "$1" = "$T" ]; }
-marked() { for e in /proc/[0-9]*/environ; do p=\${e%/environ}; p=\${p#/proc/}; [ "$p" = "$$" ] && continue; grep -qzx "PULSE_AGENT_RUN=$M" "$e" 2>/dev/null && kill -$1 "$p" 2>/dev/null; done; }
+marked() { for e in $(grep -lzx "PULSE_AGENT_RUN=$M" /proc/[0-9]*/environ 2>/dev/null); do p=\${e%/environ}; p=\${p#/proc/}; [ "$p" = "$$" ] || kill -$1 "$p" 2>/dev/null; done; }
 if ours; then kill -TERM -- -$G 2>/dev/null; fi
 marked TERM
 sleep 2

@@ -22,7 +22,7 @@ import { MemoryAgentRuns } from "../../../adapters/memory/agent-runs.js";
 import { SqliteAgentJournal } from "../../../adapters/sqlite/agent-journal.js";
 import { MemoryAgentJournal } from "../../../adapters/memory/agent-journal.js";
 import type { AgentRunRecords } from "./run-records.js";
-import { pidAlive, procStart } from "../../../adapters/agents/cli/process-tree.js";
+import { pidAlive, procStart } from "../liveness.js";
 import { reapDeadRunners } from "../../../adapters/agents/cli/reaper.js";
 import type { Script } from "../../../adapters/agents/scripted/script.js";
 import { createRuntime } from "../../embedded.js";
@@ -174,6 +174,8 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   // Made when first needed: `pulse agent action` and `report` need no model.
   let llms: { planner: Llm; decider: Llm } | undefined;
   const models = () => (llms ??= llmsOf(o, config, home, env));
+  /** The models a run is started with, as its record keeps them (none when the caller gave its own LLM). */
+  const chosen: AgentRunRecord["driver"] = o.llm ? undefined : { name: o.driver ?? "config", ...(typeof o.script === "string" ? { script: resolve(o.script) } : {}) };
   const embeddings = embeddingsOf(config, home, env);
   const rerankEntry = config.screening.rerankerAlias ? config.llm.find((e) => e.alias === config.screening.rerankerAlias) : undefined;
   const reranker = o.reranker ?? (rerankEntry ? new ChatLlm(rerankEntry, env) : undefined);
@@ -225,10 +227,11 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
   const actions = () => discoverActions(paths.actions).actions.filter((a) => !o.actions || o.actions.includes(a.name));
   const reportOf = (runId: string) => reportPath(home, runId, config);
   /** What a run is given, new or resumed: the models, the home's guides, knowledge and actions, the stores. */
-  const runInput = (runId: string, asked: { request: string; files: string[]; mode: NewRun["mode"]; workdir: string }, runOnline: OnlineKnowledge | undefined, hooks: NewRun["hooks"]): NewRun => {
-    const { planner, decider } = models();
+  const runInput = (runId: string, asked: { request: string; files: string[]; mode: NewRun["mode"]; workdir: string }, runOnline: OnlineKnowledge | undefined, hooks: NewRun["hooks"], own = models): NewRun => {
+    const { planner, decider } = own();
     return {
       runId,
+      ...(chosen ? { driver: chosen } : {}),
       ...asked,
       config,
       runsDir: join(paths.runs, runId),
@@ -261,13 +264,26 @@ export async function createAgent(o: AgentOptions = {}): Promise<Agent> {
       return { runId, finished };
     },
     async resume(runId, hooks = {}) {
+      /** The models the run was started with, unless this agent was given its own (`--driver`, an LLM). */
+      const resumedModels = (record: AgentRunRecord) => {
+        const was = record.driver;
+        if (!was || o.llm) return models;
+        const asked = o.driver ?? "config";
+        if (o.driver !== undefined) {
+          if (asked !== was.name || (o.script !== undefined && typeof o.script === "string" && resolve(o.script) !== was.script)) o.onNote?.(`run ${runId} started with --driver ${was.name}${was.script ? ` --script ${was.script}` : ""}; it goes on with --driver ${asked}, as asked`);
+          return models;
+        }
+        if (was.name === "config") return models;
+        o.onNote?.(`run ${runId} goes on with the driver it started with: --driver ${was.name}${was.script ? ` --script ${was.script}` : ""}`);
+        return () => llmsOf({ ...o, driver: was.name, ...(was.script ? { script: was.script } : {}) }, config, home, env);
+      };
       if (!UUID.test(runId)) throw new AgentError(`resume: ${JSON.stringify(runId)} is not a run id (a UUID)`);
       const record = await journal.get(runId);
       const refused = resumeRefusal(runId, record, runnerAlive, process.pid);
       if (refused || !record) throw new AgentError(`resume: ${refused}`);
       // Online knowledge again only if the run had opted in and config.json still allows it.
       const asked = { request: record.request, files: record.files, mode: record.mode, workdir: record.workdir };
-      const finished = runner.run(runInput(runId, asked, record.online ? online : undefined, hooks), record);
+      const finished = runner.run(runInput(runId, asked, record.online ? online : undefined, hooks, resumedModels(record)), record);
       return { runId, finished };
     },
     async runs(limit) {

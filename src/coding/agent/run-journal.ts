@@ -20,6 +20,8 @@ export interface AgentRunRecord {
   mode: ExecutionMode;
   workdir: string;
   online: boolean;
+  /** The models it was started with (`--driver`, `--script` as an absolute path): what `resume` uses unless told otherwise. */
+  driver?: { name: string; script?: string };
   status: StoredRunStatus;
   reason?: string;
   /** The pulse process running it, and that process's start time (a reused pid is not it). */

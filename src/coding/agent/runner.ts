@@ -36,7 +36,7 @@ export interface RunOutcome {
   summary: RunSummary;
 }
 
-export type NewRun = Omit<AgentRun, "emit" | "actionsUsed" | "tokensUsed" | "deadline" | "controller" | "sleep"> & { sleep?: AgentRun["sleep"] };
+export type NewRun = Omit<AgentRun, "emit" | "actionsUsed" | "tokensUsed" | "deadline" | "controller" | "sleep"> & { sleep?: AgentRun["sleep"]; driver?: AgentRunRecord["driver"] };
 
 /** Who runs the run (recorded so a later pulse can tell a dead runner from a live one). */
 export interface RunnerIdentity {
@@ -171,7 +171,7 @@ export class AgentRunner {
       if (!from) {
         const now = new Date().toISOString();
         state = { runId: run.runId, plan: null, observations: [], waits: 0 };
-        await journal?.begin({ runId: run.runId, request: run.request, files: run.files, mode: run.mode, workdir: run.workdir, online: !!run.online, status: "running", runnerPid: this.self.pid, ...(this.self.start !== undefined ? { runnerStart: this.self.start } : {}), iteration: 0, state, pending: null, inFlight: null, actionsUsed: 0, tokensUsed: 0, elapsedMs: 0, resumes: 0, startedAt: now, updatedAt: now });
+        await journal?.begin({ runId: run.runId, request: run.request, files: run.files, mode: run.mode, workdir: run.workdir, online: !!run.online, ...(input.driver ? { driver: input.driver } : {}), status: "running", runnerPid: this.self.pid, ...(this.self.start !== undefined ? { runnerStart: this.self.start } : {}), iteration: 0, state, pending: null, inFlight: null, actionsUsed: 0, tokensUsed: 0, elapsedMs: 0, resumes: 0, startedAt: now, updatedAt: now });
         await records?.create({ id: run.runId, request: run.request, mode: run.mode, workdir: run.workdir, max_iterations: run.config.execution.max_iterations, max_actions: run.config.execution.max_actions, runner_pid: process.pid, report_path: writer.path });
         opening(run);
       } else {

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import type { WatchedFile } from "./files.js";
+import { pidAlive } from "../liveness.js";
 
 export interface GuidanceState {
   schema_version: 2;
@@ -77,7 +78,7 @@ export async function withLock<T>(lockFile: string, fn: () => T | Promise<T>, wa
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       const holder = Number(readOr(lockFile));
-      if (holder > 0 && !alive(holder)) {
+      if (holder > 0 && !pidAlive(holder)) {
         rmSync(lockFile, { force: true });
         continue;
       }
@@ -97,14 +98,5 @@ function readOr(file: string): string {
     return readFileSync(file, "utf8");
   } catch {
     return "";
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }

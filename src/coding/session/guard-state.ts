@@ -2,7 +2,8 @@
  * What a session's guard (src/coding/progress-breaker.ts) starts from: its own budgets, and on a
  * resume what its earlier runs counted (iterations, breaker, the time its turns took).
  */
-import type { SessionRecord } from "./records.js";
+import { streaksOf, type IterationReport, type Streaks } from "../progress-breaker.js";
+import type { IterationRecord, SessionRecord } from "./records.js";
 
 /**
  * The guard's state a resumed session starts from: the iterations it ran count against its
@@ -25,4 +26,20 @@ export function turnTime(iterations: { started_at: string; finished_at: string |
   let ms = 0;
   for (const i of iterations) if (i.finished_at) ms += Math.max(0, Date.parse(i.finished_at) - Date.parse(i.started_at));
   return ms;
+}
+
+/**
+ * The breaker's streaks (no progress, failures, the same error in a row) as the session's finished
+ * turns left them, so that a resume, after a crash or a pause, goes on counting where the run
+ * stood instead of from zero (docs/decisions.md). A turn made progress when it left a commit or
+ * changed files; an unfinished or rate-limited turn counts for nothing, as it did not for the guard.
+ */
+export function guardStreaks(iterations: readonly Pick<IterationRecord, "iteration_number" | "status" | "signal" | "error" | "commit_hash" | "files_changed">[]): Streaks {
+  const turns: IterationReport[] = [];
+  for (const i of [...iterations].sort((a, b) => a.iteration_number - b.iteration_number)) {
+    const base = { tokens: 0, costUsd: 0 };
+    if (i.status === "complete" || i.status === "rejected") turns.push({ ...base, status: "ok", progress: i.commit_hash !== null || i.files_changed.length > 0, ...(i.signal && i.status === "complete" ? { signal: i.signal } : {}) });
+    else if (i.status === "failed" || i.status === "timeout") turns.push({ ...base, status: i.status === "timeout" ? "timeout" : "error", progress: false, ...(i.error !== null ? { error: i.error } : {}) });
+  }
+  return streaksOf(turns);
 }

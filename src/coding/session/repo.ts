@@ -6,6 +6,7 @@
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { currentBranch, git } from "../git.js";
+import { pidAlive } from "../liveness.js";
 
 export class SessionRepoError extends Error {
   constructor(message: string) {
@@ -45,12 +46,7 @@ export async function excludeFromRepo(repo: string, stateDir: string): Promise<v
   appendFileSync(file, `${current && !current.endsWith("\n") ? "\n" : ""}# pulse's state, never part of a session's work\n${line}\n`);
 }
 
+/** Whether a record's runner still runs; a record with no runner has none. */
 export function processAlive(pid: number | null): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return !!pid && pidAlive(pid);
 }

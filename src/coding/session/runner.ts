@@ -29,7 +29,7 @@ import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
 import { Claims } from "./claims.js";
 import { recoverInterrupted, type JournaledIteration, type Recovered } from "./resume.js";
-import { guardBudgets, guardRestored, turnTime } from "./guard-state.js";
+import { guardBudgets, guardRestored, guardStreaks, turnTime } from "./guard-state.js";
 
 export { guardRestored, turnTime };
 
@@ -183,6 +183,7 @@ export class SessionRunner {
       const asked = (await records.get(id))?.control;
       s = await records.update(id, { status: "running", runner_pid: process.pid, control: asked === "abort" ? "abort" : null, stop_reason: null, status_reason: null, branch_name: branch });
       const previous = await records.iterations(id);
+      const restored = guardRestored(resumedFrom);
       const run: SessionRun = {
         session: s,
         records,
@@ -192,7 +193,8 @@ export class SessionRunner {
           { ...this.o.profile.limits, maxIterations: s.max_iterations, ...guardBudgets(s) },
           Date.now,
           // Spend counts across resumes: what the session's earlier runs used, from its records.
-          { ...guardRestored(resumedFrom), tokens: s.total_tokens_used, costUsd: s.total_cost_usd, elapsedMs: turnTime(previous) },
+          // A session the breaker stopped resumes half-open (that rule decides its next turn); any other goes on counting its streaks.
+          { ...restored, tokens: s.total_tokens_used, costUsd: s.total_cost_usd, elapsedMs: turnTime(previous), ...(restored.breaker ? {} : { streaks: guardStreaks(previous.filter((i) => i.iteration_number !== journaled?.number)) }) },
         ),
         ledger: new CostLedger(),
         controller: new AbortController(),

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CliDriver, type CliDriverOptions } from "../../../adapters/agents/cli/cli-driver.js";
 import { BUILTIN_PRESETS } from "../../../adapters/agents/cli/presets.js";
-import { pidAlive } from "../../../adapters/agents/cli/process-tree.js";
+import { pidAlive } from "../../../src/coding/liveness.js";
 
 export const FAKE_AGENT = fileURLToPath(new URL("../fixtures/fake-agent.mjs", import.meta.url));
 
@@ -37,16 +37,8 @@ export function pidsIn(file: string): number[] {
 export async function allGone(pids: number[], withinMs = 5_000): Promise<boolean> {
   const end = Date.now() + withinMs;
   while (Date.now() < end) {
-    if (pids.every((p) => !pidAlive(p) || isZombie(p))) return true;
+    if (pids.every((p) => !pidAlive(p))) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
-}
-
-function isZombie(pid: number): boolean {
-  try {
-    return / Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")")));
-  } catch {
-    return true;
-  }
 }
