@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CountingAudit, InMemoryAudit } from "../../adapters/memory/index.js";
 import { auditEvent, ctx, rejection, TRACE, traceId } from "./helpers.js";
 
@@ -41,6 +41,21 @@ describe("InMemoryAudit", () => {
     expect(await audit.query_by_trace({ trace_id: TRACE }, ctx())).toHaveLength(1);
   });
 
+
+  it("checks the call's trace id on every call, right after a good one too (the last good id is remembered)", async () => {
+    // A fresh module: before any good id has been seen, a missing one must not match "none remembered".
+    vi.resetModules();
+    const fresh = (await import("../../adapters/memory/index.js")).InMemoryAudit;
+    const audit = new fresh();
+    expect(await rejection(audit.append_event({ event: auditEvent() }, { workspace_id: "ws_a" } as never))).toMatchObject({ code: "BAD_CONTEXT" });
+    await audit.append_event({ event: auditEvent() }, ctx());
+    for (const trace_id of [undefined, "", "0".repeat(32), TRACE.toUpperCase(), `${TRACE}0`]) {
+      const bad = { workspace_id: "ws_a", ...(trace_id === undefined ? {} : { trace_id }) } as never;
+      expect(await rejection(audit.append_event({ event: auditEvent({ event_id: "evt_2" }) }, bad)), String(trace_id)).toMatchObject({ code: "BAD_CONTEXT" });
+      // The near miss: the good id still passes after a refusal.
+      expect(await audit.append_event({ event: auditEvent() }, ctx())).toEqual({ event_id: "evt_1" });
+    }
+  });
 
   it("refuses a used `<trace_id>-<seq>` id (the runtime's) however the two events are shaped", async () => {
     // The runtime's ids are found through their trace and seq, any other id by itself: a
