@@ -164,7 +164,7 @@ export async function runView(ctx, kind, id) {
       h("div", { class: "controls" },
         steer, h("button", { id: "run-steer", onclick: act("steer", () => ({ text: steer.value })), disabled: finished }, "Steer"),
       ),
-      d.pending_replans.length ? h("div", { id: "pending-replans" }, h("h2", {}, "Pending replans"), h("ul", {}, d.pending_replans.map((p) => h("li", {}, `${new Date(p.at).toLocaleString()}: `, p.text ?? `changed ${p.files.join(", ")}`, h("span", { class: "muted" }, " (not yet acknowledged by the agent)"))))) : null,
+      d.pending_replans.length ? h("div", { id: "pending-replans" }, h("h2", {}, "Pending replans"), h("ul", {}, d.pending_replans.map((p) => h("li", {}, `${new Date(p.at).toLocaleString()}: `, p.text ?? `changed ${p.files.join(", ")}`, h("span", { class: "muted" }, p.deferred ? " (deferred: written to the session's guidance when its worktree is back, on resume)" : " (not yet acknowledged by the agent)"))))) : null,
       message,
       h("h2", {}, "Iterations"),
       h("table", { id: "run-iterations" },

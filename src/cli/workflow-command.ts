@@ -288,11 +288,13 @@ export function addWorkflowCommands(workflow: Command, io: CliIO): void {
   withStore(workflow.command("mcp"))
     .description("Serve a workflow phase's completion tools over MCP on stdio: what a CLI agent of the workflow is handed.")
     .requiredOption("--phase <phase>", "preflight (record_baseline, preflight_done) or pulse (pulse_done with unresolvedIssues, request_extension)")
-    .action(async (opts: StoreOpts & { phase: string }, cmd: Command) =>
+    .option("--guidance <dir>", "also serve pulse_should_interrupt and pulse_ack_replan for the guidance (.pulse/) of this working directory (the workflow's worktree)")
+    .action(async (opts: StoreOpts & { phase: string; guidance?: string }, cmd: Command) =>
       guarded(cmd, io, async () => {
         if (opts.phase !== "preflight" && opts.phase !== "pulse") throw new UsageError(`--phase: ${JSON.stringify(opts.phase)} is not preflight or pulse`);
+        if (opts.guidance !== undefined && !existsSync(opts.guidance)) throw new UsageError(`--guidance: ${opts.guidance}: no such directory`);
         const { serveCompletionTools } = await import("../serve/completion-mcp.js");
-        return serveCompletionTools(opts.phase === "preflight" ? [RECORD_BASELINE_TOOL, PREFLIGHT_DONE_TOOL] : [pulseDoneTool(true), REQUEST_EXTENSION_TOOL]);
+        return serveCompletionTools(opts.phase === "preflight" ? [RECORD_BASELINE_TOOL, PREFLIGHT_DONE_TOOL] : [pulseDoneTool(true), REQUEST_EXTENSION_TOOL], opts.guidance);
       }),
     );
 }

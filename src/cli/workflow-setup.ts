@@ -74,9 +74,14 @@ async function openPostgres(url: string, flag: string, io: Pick<CliIO, "stderr">
   }
 }
 
-/** The workflow's driver for a phase; a CLI agent gets `pulse workflow mcp --phase …`, the completion tools of that phase. */
-export function driverFor(w: Pick<WorkflowRecord, "driver">, phase: "preflight" | "run_pulse", store: string, io: Pick<CliIO, "env">) {
-  const own = process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "workflow", "mcp", "--phase", phase === "preflight" ? "preflight" : "pulse", "--store", store] } } : undefined;
+/**
+ * The workflow's driver for a phase; a CLI agent gets `pulse workflow mcp --phase …`, the
+ * completion tools of that phase, and in a pulse the guidance tools of its worktree (a replan
+ * turn acknowledges through them).
+ */
+export function driverFor(w: Pick<WorkflowRecord, "driver"> & Partial<Pick<WorkflowRecord, "worktree_path">>, phase: "preflight" | "run_pulse", store: string, io: Pick<CliIO, "env">) {
+  const guidance = phase === "run_pulse" && w.worktree_path ? ["--guidance", w.worktree_path] : [];
+  const own = process.argv[1] ? { pulse: { command: process.execPath, args: [process.argv[1], "workflow", "mcp", "--phase", phase === "preflight" ? "preflight" : "pulse", "--store", store, ...guidance] } } : undefined;
   // A pulse's CLI agent gets pulse's guidance hooks where its CLI has them (steered inside the turn, docs/agents.md).
   const guidanceHook = process.argv[1] && phase === "run_pulse" ? { command: process.execPath, args: [process.argv[1], "guidance", "hook"] } : undefined;
   const cli = { ...(own ? { mcpServers: own } : {}), ...(guidanceHook ? { guidanceHook } : {}) };

@@ -41,6 +41,39 @@ const decisionShape = {
 
 const ackShape = { accepted: z.boolean(), acknowledged_event_id: z.string().nullable(), plan_sha256: z.string().nullable(), reason: z.string() };
 
+const SHOULD_INTERRUPT = {
+  description: "Check whether you should pause and replan before continuing: needs_replan is true while a change of .pulse/guidance.md or .pulse/constraints.md has not been acknowledged.",
+  arg: "the latest_event_id you saw last time; has_new_events and changed_files are counted after it",
+};
+const ACK_REPLAN = {
+  description: "After updating .pulse/plan.md, acknowledge the replan with the pending_replan_event_id from pulse_should_interrupt. Only the current pending event is accepted; the plan's SHA-256 is recorded with it.",
+  arg: "pending_replan_event_id from pulse_should_interrupt",
+};
+
+/**
+ * The two tools as a low-level server lists them (JSON Schema): for a server that is not an
+ * McpServer (the workflow's completion tools, src/serve/completion-mcp.ts).
+ */
+export const GUIDANCE_TOOL_LISTINGS = [
+  { name: "pulse_should_interrupt", description: SHOULD_INTERRUPT.description, inputSchema: { type: "object" as const, properties: { last_seen_event_id: { type: ["string", "null"], description: SHOULD_INTERRUPT.arg } } } },
+  { name: "pulse_ack_replan", description: ACK_REPLAN.description, inputSchema: { type: "object" as const, properties: { event_id: { type: "string", description: ACK_REPLAN.arg } } } },
+];
+
+/** A call of one of the two tools on a low-level server; undefined when `name` is neither. */
+export async function callGuidanceTool(sidecarOf: () => Promise<GuidanceSidecar>, name: string, args: Record<string, unknown> = {}): Promise<ReturnType<typeof json> | ReturnType<typeof failure> | undefined> {
+  if (name !== "pulse_should_interrupt" && name !== "pulse_ack_replan") return undefined;
+  try {
+    const sidecar = await sidecarOf();
+    if (name === "pulse_should_interrupt") {
+      const seen = args.last_seen_event_id;
+      return json(await sidecar.shouldInterrupt(typeof seen === "string" ? seen : null));
+    }
+    return json(await sidecar.ack(typeof args.event_id === "string" ? args.event_id : undefined));
+  } catch (e) {
+    return failure(e);
+  }
+}
+
 /**
  * The two tools, on any server: `sidecarOf` gives the sidecar they answer for (the session's,
  * for the server an agent of a session is handed).
@@ -49,8 +82,8 @@ export function registerGuidanceTools(server: McpServer, sidecarOf: () => Promis
   server.registerTool(
     "pulse_should_interrupt",
     {
-      description: "Check whether you should pause and replan before continuing: needs_replan is true while a change of .pulse/guidance.md or .pulse/constraints.md has not been acknowledged.",
-      inputSchema: { last_seen_event_id: z.string().nullable().optional().describe("the latest_event_id you saw last time; has_new_events and changed_files are counted after it") },
+      description: SHOULD_INTERRUPT.description,
+      inputSchema: { last_seen_event_id: z.string().nullable().optional().describe(SHOULD_INTERRUPT.arg) },
       outputSchema: decisionShape,
     },
     async ({ last_seen_event_id }) => {
@@ -64,9 +97,9 @@ export function registerGuidanceTools(server: McpServer, sidecarOf: () => Promis
   server.registerTool(
     "pulse_ack_replan",
     {
-      description: "After updating .pulse/plan.md, acknowledge the replan with the pending_replan_event_id from pulse_should_interrupt. Only the current pending event is accepted; the plan's SHA-256 is recorded with it.",
+      description: ACK_REPLAN.description,
       // Optional in the schema so a missing id gets the seed's answer (refused, with the reason), not a schema error.
-      inputSchema: { event_id: z.string().optional().describe("pending_replan_event_id from pulse_should_interrupt") },
+      inputSchema: { event_id: z.string().optional().describe(ACK_REPLAN.arg) },
       outputSchema: ackShape,
     },
     async ({ event_id }) => {

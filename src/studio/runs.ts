@@ -55,7 +55,7 @@ export interface RunDetail {
   baseline: { command: string; exit: number; failures: string[] }[] | null;
   iterations: RunIteration[];
   /** Guidance given (steered, or edited in its working directory) that the agent has not yet acknowledged with a replan. */
-  pending_replans: { event_id: string; at: string; text: string | null; files: string[] }[];
+  pending_replans: { event_id: string | null; at: string; text: string | null; files: string[]; deferred: boolean }[];
   /** Workflows and agent runs: the run's own fields and why it stopped. */
   payload?: Record<string, unknown>;
   stop_reason?: string | null;
@@ -134,22 +134,30 @@ export class SessionRuns implements RunSource {
     };
   }
 
-  /** From the session's event stream: steers and holds not followed by an accepted acknowledgement. */
+  /**
+   * From the session's event stream: steers and holds not followed by an accepted acknowledgement.
+   * A steer given while the session's worktree was gone is deferred (no guidance event yet) until
+   * the session applies it, which names its event.
+   */
   private async pendingReplans(id: string): Promise<RunDetail["pending_replans"]> {
-    let pending: RunDetail["pending_replans"] = [];
+    let pending: (RunDetail["pending_replans"][number] & { seq: number })[] = [];
     let after = 0;
     for (let page = 0; page < MAX_EVENT_PAGES; page++) {
       const { events, next } = await this.api.events(id, after);
       for (const e of events) {
-        const d = e.data as { type?: string; event_id?: string; text?: string; files?: string[]; ack?: { accepted?: boolean } };
+        const d = e.data as { type?: string; event_id?: string | null; text?: string; files?: string[]; deferred?: boolean; steer_seq?: number; ack?: { accepted?: boolean } };
         if (d.type === "guidance.steered" || d.type === "guidance.held") {
-          if (!pending.some((p) => p.event_id === d.event_id)) pending.push({ event_id: d.event_id ?? "", at: e.at, text: d.text ?? null, files: d.files ?? [] });
+          const known = typeof d.event_id === "string" && pending.some((p) => p.event_id === d.event_id);
+          if (!known) pending.push({ seq: e.seq, event_id: d.event_id ?? null, at: e.at, text: d.text ?? null, files: d.files ?? [], deferred: d.deferred === true && !d.event_id });
+        } else if (d.type === "guidance.steer_applied") {
+          const steer = pending.find((p) => p.seq === d.steer_seq);
+          if (steer && typeof d.event_id === "string") Object.assign(steer, { event_id: d.event_id, deferred: false });
         } else if (d.type === "guidance.acknowledged" && d.ack?.accepted) pending = [];
       }
       if (events.length === 0 || next === after) break;
       after = next;
     }
-    return pending;
+    return pending.map(({ seq: _seq, ...p }) => p);
   }
 
   async control(id: string, action: RunAction, body: Record<string, unknown>): Promise<RunSummary> {

@@ -54,6 +54,7 @@ describe("pulse studio's coding runs and feed", () => {
   let dir: string;
   let orphan: string;
   let live: string;
+  let away: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "pulse-studio-runs-"));
@@ -67,6 +68,10 @@ describe("pulse studio's coding runs and feed", () => {
     live = "bbbbbbbb-0000-4000-8000-000000000002";
     await make(orphan, deadPid());
     await make(live, process.pid);
+    // Paused, its worktree removed (as a blocked session's is until it resumes).
+    away = "cccccccc-0000-4000-8000-000000000003";
+    await make(away, deadPid());
+    await records.update(away, { status: "paused", runner_pid: null, worktree_path: join(dir, "removed-worktree") });
     await records.close();
     studio = await startStudio(dir, ["--store", store, "--no-kickoff", HELLO]);
   });
@@ -95,8 +100,36 @@ describe("pulse studio's coding runs and feed", () => {
     expect((await steer('{"text": "x", "force": true}')).status).toBe(400);
     const ok = await steer('{"text": "Keep the public API stable"}');
     expect(ok.status).toBe(200);
-    const d = (await (await fetch(`${studio.url}/api/runs/session/${orphan}`)).json()) as { pending_replans: { text: string | null }[] };
-    expect(d.pending_replans.map((p) => p.text)).toEqual(["Keep the public API stable"]);
+    // A second steer is listed too, each under its own guidance event.
+    expect((await steer('{"text": "Add a changelog entry"}')).status).toBe(200);
+    const d = (await (await fetch(`${studio.url}/api/runs/session/${orphan}`)).json()) as { pending_replans: { text: string | null; event_id: string | null; deferred: boolean }[] };
+    expect(d.pending_replans.map((p) => [p.text, p.deferred])).toEqual([
+      ["Keep the public API stable", false],
+      ["Add a changelog entry", false],
+    ]);
+    expect(d.pending_replans.every((p) => /^evt_/.test(p.event_id ?? ""))).toBe(true);
+  });
+
+  it("steers a session whose worktree is gone: deferred (no guidance event yet), each listed, and named once the session applies it", async () => {
+    const steer = (text: string) => fetch(`${studio.url}/api/runs/session/${away}/steer`, { method: "POST", headers: json, body: JSON.stringify({ text }) });
+    expect((await steer("Keep the public API stable")).status).toBe(200);
+    expect((await steer("Add a changelog entry")).status).toBe(200);
+    type Detail = { pending_replans: { text: string | null; event_id: string | null; deferred: boolean }[] };
+    const d = (await (await fetch(`${studio.url}/api/runs/session/${away}`)).json()) as Detail;
+    expect(d.pending_replans.map((p) => [p.text, p.event_id, p.deferred])).toEqual([
+      ["Keep the public API stable", null, true],
+      ["Add a changelog entry", null, true],
+    ]);
+    // The session applies the first when its worktree is back (as a resume does): pending under its guidance event now.
+    const records = SqliteSessionRecords.open(join(dir, "pulse.db"));
+    const first = (await records.events(away)).find((e) => e.type === "guidance.steered")!;
+    await records.appendEvents(away, [{ at: new Date().toISOString(), type: "guidance.steer_applied", data: { type: "guidance.steer_applied", steer_seq: first.seq, event_id: "g-applied-1", sha256: "0".repeat(64) } }]);
+    await records.close();
+    const applied = (await (await fetch(`${studio.url}/api/runs/session/${away}`)).json()) as Detail;
+    expect(applied.pending_replans.map((p) => [p.text, p.event_id, p.deferred])).toEqual([
+      ["Keep the public API stable", "g-applied-1", false],
+      ["Add a changelog entry", null, true],
+    ]);
   });
 
   it("replays what a page missed after its Last-Event-ID", async () => {

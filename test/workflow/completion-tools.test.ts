@@ -14,6 +14,7 @@ import { HttpDriver } from "../../adapters/agents/http/http-driver.js";
 import { SqliteAgentProcesses } from "../../adapters/sqlite/agent-processes.js";
 import { SqliteWorkflowRecords } from "../../adapters/sqlite/workflow-records.js";
 import { createRuntime } from "../../src/embedded.js";
+import { GuidanceGate } from "../../src/coding/guidance/gate.js";
 import { loadWorkflowProfile } from "../../src/coding/workflow/profile.js";
 import { WorkflowRunner } from "../../src/coding/workflow/runner.js";
 import { planWorkflowWorkspace } from "../../src/coding/workflow/workspace.js";
@@ -70,9 +71,9 @@ describe("the workflow's completion tools", () => {
 
   it("are served over MCP to CLI agents by pulse workflow mcp, per phase, a call acknowledged and a bad one refused", async () => {
     const w = world();
-    const connect = async (phase: string) => {
+    const connect = async (phase: string, extra: string[] = []) => {
       const client = new Client({ name: "test-agent", version: "1" });
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [resolve(ROOT, "dist/bin/pulse.mjs"), "workflow", "mcp", "--phase", phase, "--store", join(w.dir, "pulse.db")], cwd: w.dir, env: { PATH: process.env.PATH ?? "", HOME: w.dir }, stderr: "pipe" }));
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [resolve(ROOT, "dist/bin/pulse.mjs"), "workflow", "mcp", "--phase", phase, "--store", join(w.dir, "pulse.db"), ...extra], cwd: w.dir, env: { PATH: process.env.PATH ?? "", HOME: w.dir }, stderr: "pipe" }));
       return client;
     };
     const pulse = await connect("pulse");
@@ -97,6 +98,28 @@ describe("the workflow's completion tools", () => {
     } finally {
       await preflight.close();
     }
+
+    // With the worktree's guidance: a pending change is reported, and acknowledged through the served tool (a wrong id is refused).
+    const gate = await GuidanceGate.open(w.repo, undefined, { gitExclude: false });
+    const steered = await gate.steer("Keep the public API stable");
+    const guided = await connect("pulse", ["--guidance", w.repo]);
+    try {
+      expect((await guided.listTools()).tools.map((t) => t.name)).toEqual(["pulse_done", "request_extension", "pulse_should_interrupt", "pulse_ack_replan"]);
+      const asked = await guided.callTool({ name: "pulse_should_interrupt", arguments: {} });
+      expect(asked.structuredContent).toMatchObject({ needs_replan: true, pending_replan_event_id: steered.id });
+      const wrong = await guided.callTool({ name: "pulse_ack_replan", arguments: { event_id: "evt_not_it" } });
+      expect(wrong.structuredContent).toMatchObject({ accepted: false });
+      writeFile(w, "repo/.pulse/plan.md", "1. keep the API\n");
+      const ack = await guided.callTool({ name: "pulse_ack_replan", arguments: { event_id: steered.id } });
+      expect(ack.structuredContent).toMatchObject({ accepted: true, acknowledged_event_id: steered.id });
+      expect((await guided.callTool({ name: "pulse_should_interrupt", arguments: {} })).structuredContent).toMatchObject({ needs_replan: false });
+      expect((await guided.callTool({ name: "pulse_done", arguments: { summary: "feat: x" } })).isError).toBeFalsy();
+    } finally {
+      await guided.close();
+    }
+    const missing = runBin("pulse", ["workflow", "mcp", "--phase", "pulse", "--store", join(w.dir, "pulse.db"), "--guidance", join(w.dir, "no-such-worktree")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--guidance: \S+no-such-worktree: no such directory/);
   }, 60_000);
 });
 
@@ -109,7 +132,7 @@ describe("a CLI agent in a workflow", () => {
     expect(r.code, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout);
     expect(s.preflight.summary).toBe("tools offered: record_baseline, preflight_done");
-    expect(s.pulses[0]).toMatchObject({ status: "succeeded", gate: "passed", summary: "fix(math): add adds (tools: pulse_done, request_extension)", files: ["src/math.js"] });
+    expect(s.pulses[0]).toMatchObject({ status: "succeeded", gate: "passed", summary: "fix(math): add adds (tools: pulse_done, request_extension, pulse_should_interrupt, pulse_ack_replan)", files: ["src/math.js"] });
     expect(git(w.repo, "show", `${s.workflow.branch}:src/math.js`)).toBe(FIXED_ADD.trim());
   }, 60_000);
 });
