@@ -5,6 +5,7 @@
  * phase, and the heap before and after 1,000,000 phases with an audit substrate that only counts.
  */
 import { readFileSync } from "node:fs";
+import os from "node:os";
 import { parse } from "yaml";
 import { createActor, createMachine, fromPromise, waitFor } from "xstate";
 import { CountingAudit, inMemorySubstrates } from "../adapters/memory/index.js";
@@ -65,9 +66,15 @@ async function naiveXState(iterations: number): Promise<void> {
   }
 }
 
+/** CPU time of this process in the last timed() call, ns: on a shared machine it moves less than wall time. */
+let lastCpu = 0;
+
 async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   await fn();
+  const used = process.cpuUsage(cpu);
+  lastCpu = (used.user + used.system) * 1000;
   return Number(process.hrtime.bigint() - start);
 }
 
@@ -82,12 +89,17 @@ await runPulse(2000);
 await bareLoop(2000);
 await naiveXState(500);
 const samples = { pulse: [] as number[], bare: [] as number[], naive: [] as number[] };
+const cpuSamples = { pulse: [] as number[], naive: [] as number[] };
 for (let r = 0; r < 7; r++) {
   samples.pulse.push((await timed(() => runPulse(ITER))) / (ITER * PHASES));
+  cpuSamples.pulse.push(lastCpu / (ITER * PHASES));
   samples.bare.push((await timed(() => bareLoop(ITER))) / (ITER * PHASES));
   samples.naive.push((await timed(() => naiveXState(ITER / 4))) / ((ITER / 4) * PHASES));
+  cpuSamples.naive.push(lastCpu / ((ITER / 4) * PHASES));
 }
 const perPhase = { pulse: median(samples.pulse), bare: median(samples.bare), naive: median(samples.naive) };
+const cpuPerPhase = { pulse: median(cpuSamples.pulse), naive: median(cpuSamples.naive) };
+const load = os.loadavg()[0] as number;
 const phasesPerSecond = 1e9 / perPhase.pulse;
 
 // Heap over 1,000,000 phases: nothing is kept per phase.
@@ -113,6 +125,8 @@ report({
     { name: "per phase: (a) bare async-function loop", value: `${(perPhase.bare / 1000).toFixed(3)} µs` },
     { name: "per phase: (b) naive XState fromPromise per phase", value: `${(perPhase.naive / 1000).toFixed(2)} µs` },
     { name: "pulse ÷ naive XState", value: `${(perPhase.pulse / perPhase.naive).toFixed(2)}×` },
+    { name: "CPU of this process per phase: pulse / naive XState", value: `${(cpuPerPhase.pulse / 1000).toFixed(2)} / ${(cpuPerPhase.naive / 1000).toFixed(2)} µs (${(cpuPerPhase.pulse / cpuPerPhase.naive).toFixed(2)}×)` },
+    { name: "load average when run (2 cores)", value: load.toFixed(1) },
     { name: `heap after 10,000 iterations (gc ${gc ? "forced" : "unavailable"})`, value: mb(before) },
     { name: "heap after 1,000,000 more phases", value: `${mb(after)} (${after >= before ? "+" : ""}${mb(after - before)})` },
     { name: "audit events counted", value: counting.total.toLocaleString("en-US") },

@@ -12,9 +12,17 @@ const SLOT = "audit";
 /** RFC 3339 date-time, e.g. 2026-04-10T12:00:00Z or 2026-04-10T14:00:00.123+02:00. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
+interface TraceLog {
+  /** In append order. */
+  events: AuditEvent[];
+  /** The events whose id is `<trace_id>-<seq>` (every one the runtime appends), by seq. */
+  bySeq: AuditEvent[];
+}
+
 interface WorkspaceLog {
+  byTrace: Map<string, TraceLog>;
+  /** Events with any other id. */
   byId: Map<string, AuditEvent>;
-  byTrace: Map<string, AuditEvent[]>;
 }
 
 export class InMemoryAudit implements AuditSubstrate {
@@ -28,19 +36,26 @@ export class InMemoryAudit implements AuditSubstrate {
   async append_event(args: { event: AuditEvent }, ctx: CallContext): Promise<{ event_id: string }> {
     const event = appendedEvent(args, ctx);
     const log = this.log(ctx.workspace_id);
-    const existing = log.byId.get(event.event_id);
+    let trace = log.byTrace.get(event.trace_id);
+    // An id of the runtime's shape is found through its trace and seq: no lookup in an index of
+    // every event by a string never hashed before (the costliest part of an append).
+    const seqShaped = hasSeqId(event);
+    const existing = seqShaped ? (trace?.bySeq[event.seq] ?? (log.byId.size > 0 ? log.byId.get(event.event_id) : undefined)) : (log.byId.get(event.event_id) ?? seqShapedHolder(log, event.event_id));
     if (existing) return replayed(existing, event);
-    log.byId.set(event.event_id, event);
-    const trace = log.byTrace.get(event.trace_id);
-    if (trace) trace.push(event);
-    else log.byTrace.set(event.trace_id, [event]);
+    if (!trace) {
+      trace = { events: [], bySeq: [] };
+      log.byTrace.set(event.trace_id, trace);
+    }
+    trace.events.push(event);
+    if (seqShaped) trace.bySeq[event.seq] = event;
+    else log.byId.set(event.event_id, event);
     return { event_id: event.event_id };
   }
 
   /** Events of the trace in this workspace, by seq then append order; since ≤ timestamp ≤ until. */
   async query_by_trace(args: { trace_id: string; since?: string; until?: string }, ctx: CallContext): Promise<AuditEvent[]> {
     const { traceId, within } = traceQuery(args, ctx);
-    const events = this.workspaces.get(ctx.workspace_id)?.byTrace.get(traceId) ?? [];
+    const events = this.workspaces.get(ctx.workspace_id)?.byTrace.get(traceId)?.events ?? [];
     const selected = events.filter(within);
     // Array.prototype.sort is stable, so equal seqs keep their append order.
     return cloneJson(selected.sort((x, y) => x.seq - y.seq));
@@ -54,6 +69,34 @@ export class InMemoryAudit implements AuditSubstrate {
     }
     return log;
   }
+}
+
+const TRACE_ID_LENGTH = 32;
+
+/** Whether the event's id is `<trace_id>-<seq>`, seq in decimal, as the runtime numbers its events. */
+function hasSeqId(event: AuditEvent): boolean {
+  const id = event.event_id;
+  return id.length > TRACE_ID_LENGTH + 1 && id.startsWith(event.trace_id) && id.charCodeAt(TRACE_ID_LENGTH) === 45 && decimalAt(id, TRACE_ID_LENGTH + 1) === event.seq;
+}
+
+/** The number written in canonical decimal (no sign, no leading zero) from `start` to the end, or -1. */
+function decimalAt(text: string, start: number): number {
+  if (text.length - start > 15 || (text.charCodeAt(start) === 48 && text.length - start > 1)) return -1;
+  let n = 0;
+  for (let i = start; i < text.length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+/** The event stored under a `<trace_id>-<seq>` id equal to `id`, when `id` has that shape. */
+function seqShapedHolder(log: WorkspaceLog, id: string): AuditEvent | undefined {
+  if (id.length <= TRACE_ID_LENGTH + 1 || id.charCodeAt(TRACE_ID_LENGTH) !== 45) return undefined;
+  const seq = decimalAt(id, TRACE_ID_LENGTH + 1);
+  if (seq < 0) return undefined;
+  return log.byTrace.get(id.slice(0, TRACE_ID_LENGTH))?.bySeq[seq];
 }
 
 /**
@@ -101,6 +144,7 @@ export class CountingAudit implements AuditSubstrate {
   }
 }
 
+const STRING_FIELDS = ["event_id", "event_type", "trace_id", "loop_id", "workspace_id", "signature"];
 const EVENT_FIELDS = ["event_id", "event_type", "trace_id", "loop_id", "phase_id", "workspace_id", "timestamp", "signature", "seq", "data"];
 
 /**
@@ -139,7 +183,7 @@ export function validEvent(value: unknown): AuditEvent {
     if (error instanceof NotJsonError) throw badRequest(SLOT, `append_event: event: ${error.message}`);
     throw error;
   }
-  for (const field of ["event_id", "event_type", "trace_id", "loop_id", "workspace_id", "signature"]) requireString(SLOT, "append_event", event, field);
+  for (const field of STRING_FIELDS) requireString(SLOT, "append_event", event, field);
   if (event.phase_id !== null && (typeof event.phase_id !== "string" || event.phase_id.length === 0)) {
     throw badRequest(SLOT, `append_event: phase_id must be a non-empty string or null, got ${describe(event.phase_id)}`);
   }

@@ -78,9 +78,10 @@ export function addGuidanceCommands(guidance: Command, io: CliIO): void {
     .option("--debounce <ms>", "quiet time after an edit before it is recorded (default 150)")
     .option("--allow-host <name>", "also accept requests addressed to this host name (repeatable)", collect)
     .option("--allow-origin <origin>", "also accept requests from web pages of this origin (repeatable)", collect)
-    .option("--signal-to <url>", "also send each plan-invalidating change as a SurpriseSignal to pulse serve at this URL (e.g. http://127.0.0.1:3002); needs --session; off loopback needs $PULSE_SIGNAL_TOKEN")
+    .option("--signal-to <url>", "also send each plan-invalidating change as a SurpriseSignal to pulse serve at this URL (e.g. http://127.0.0.1:3002); needs --session or --workflow; off loopback needs $PULSE_SIGNAL_TOKEN")
     .option("--session <id>", "with --signal-to: the session the signal steers")
-    .action((opts: ProjectOpts & { port?: string; host?: string; token?: string; stdio?: boolean; debounce?: string; allowHost?: string[]; allowOrigin?: string[]; signalTo?: string; session?: string }, cmd: Command) =>
+    .option("--workflow <id>", "with --signal-to: the workflow the signal steers (instead of a session)")
+    .action((opts: ProjectOpts & { port?: string; host?: string; token?: string; stdio?: boolean; debounce?: string; allowHost?: string[]; allowOrigin?: string[]; signalTo?: string; session?: string; workflow?: string }, cmd: Command) =>
       guarded(cmd, io, async () => {
         const { serveGuidance } = await import("./guidance-serve.js");
         return serveGuidance(await open(opts, io), opts, io);

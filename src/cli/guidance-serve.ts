@@ -28,6 +28,7 @@ export interface GuidanceServeOptions {
   allowOrigin?: string[];
   signalTo?: string;
   session?: string;
+  workflow?: string;
 }
 
 export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServeOptions, io: CliIO): Promise<number> {
@@ -39,9 +40,10 @@ export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServ
   if (token !== undefined && token.length < 16) throw new UsageError("--token (or PULSE_TOKEN) must be at least 16 characters, e.g. $(openssl rand -hex 32)");
   if (!opts.stdio && !isLoopback(host) && token === undefined) throw new UsageError(`--host ${host} serves the sidecar to other machines: give it a --token (or PULSE_TOKEN), which clients must send`);
   if (opts.session !== undefined && opts.signalTo === undefined) throw new UsageError("--session names the session --signal-to steers: give --signal-to URL too");
+  if (opts.workflow !== undefined && opts.signalTo === undefined) throw new UsageError("--workflow names the workflow --signal-to steers: give --signal-to URL too");
   let target: SignalTarget | undefined;
   try {
-    target = opts.signalTo === undefined ? undefined : signalTarget(opts.signalTo, opts.session, io.env[SIGNAL_TOKEN_ENV] || undefined);
+    target = opts.signalTo === undefined ? undefined : signalTarget(opts.signalTo, { session: opts.session, workflow: opts.workflow }, io.env[SIGNAL_TOKEN_ENV] || undefined);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -56,7 +58,7 @@ export async function serveGuidance(sidecar: GuidanceSidecar, opts: GuidanceServ
       for (const e of r.events) say(`${e.id} ${e.kind} ${e.path}${r.interrupt.needs_replan && r.interrupt.pending_replan_event_id === e.id ? "  (replan pending)" : ""}\n`);
       if (!signals || !target) return;
       try {
-        const envelope = surpriseOfScan(r, sidecar.events(), sidecar.paths.root, sidecar.paths.dir, target.session);
+        const envelope = surpriseOfScan(r, sidecar.events(), sidecar.paths.root, sidecar.paths.dir, target.id);
         if (envelope) signals.push(envelope);
       } catch (e) {
         io.stderr(`pulse guidance: the signal could not be built: ${(e as Error).message}\n`);

@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { git, gitStatus } from "./git.js";
+import { git, GitError, GitScript, gitStatus, parseStatus, STATUS_ARGS } from "./git.js";
 
 export interface EvidenceStart {
   /** HEAD when the iteration started; null in a repository without commits. */
@@ -51,18 +51,49 @@ async function changedAgain(cwd: string, start: EvidenceStart, dirty: string[]):
   return dirty.filter((p) => before[p] === undefined || before[p] !== now[p]);
 }
 
-export async function collectEvidence(cwd: string, start: EvidenceStart): Promise<WorkspaceEvidence> {
-  const { head, branch, paths: dirty, untracked } = await gitStatus(cwd);
+/**
+ * What is left uncommitted, committed by collectEvidence before it looks (a checkpoint's `add -A`
+ * and commit): `ifChanged` commits only when git status lists a path, which is uncommittedSince's
+ * answer when nothing was dirty at the start.
+ */
+export interface CommitFirst {
+  message: string;
+  ifChanged?: boolean;
+}
+
+export async function collectEvidence(cwd: string, start: EvidenceStart, options: { commitFirst?: CommitFirst } = {}): Promise<WorkspaceEvidence> {
+  // The commit, status, log, names and numstat in one process: each spawn from here costs milliseconds.
+  // Log and names run whether or not HEAD moved (status says that), their answers read only when it did.
+  const script = new GitScript();
+  const first = options.commitFirst;
+  if (first?.ifChanged) script.ifChanged();
+  if (first) {
+    script.git(["add", "-A"]);
+    script.commit(first.message);
+  }
+  if (first?.ifChanged) script.end();
+  const logArgs = ["log", "--format=%H%x00%s", start.startSha ? `${start.startSha}..HEAD` : "HEAD"];
+  const namesArgs = start.startSha ? ["diff", "--name-only", "-z", start.startSha, "HEAD"] : ["ls-tree", "-r", "--name-only", "-z", "HEAD"];
+  const steps = {
+    status: script.git(STATUS_ARGS),
+    log: script.git(logArgs, { allowFail: true }),
+    names: script.git(namesArgs, { allowFail: true }),
+    numstat: start.startSha ? script.git(["diff", "--numstat", "-z", start.startSha]) : -1,
+  };
+  const out = await script.run(cwd);
+  const { head, branch, paths: dirty, untracked } = await parseStatus(cwd, out[steps.status]!.stdout);
   const moved = head !== null && head !== start.startSha;
-  const range = start.startSha ? `${start.startSha}..HEAD` : "HEAD";
+  // What git() would have thrown, had the command run on its own.
+  const read = (k: number, args: readonly string[]) => {
+    const r = out[k]!;
+    if (r.code !== 0) throw new GitError(args, r.code, r.stderr);
+    return r;
+  };
+  const log = moved ? read(steps.log, logArgs) : undefined;
+  const names = moved ? read(steps.names, namesArgs) : undefined;
+  const numstat = steps.numstat >= 0 ? out[steps.numstat] : undefined;
+  const filesUncommitted = await changedAgain(cwd, start, dirty);
   const commits: Commit[] = [];
-  // Read-only git commands, independent of each other: run side by side rather than one after another.
-  const [log, names, filesUncommitted, numstat] = await Promise.all([
-    moved ? git(cwd, ["log", "--format=%H%x00%s", range]) : undefined,
-    moved ? (start.startSha ? git(cwd, ["diff", "--name-only", "-z", start.startSha, "HEAD"]) : git(cwd, ["ls-tree", "-r", "--name-only", "-z", "HEAD"])) : undefined,
-    changedAgain(cwd, start, dirty),
-    start.startSha ? git(cwd, ["diff", "--numstat", "-z", start.startSha]) : undefined,
-  ]);
   for (const line of log?.stdout.split("\n").filter(Boolean) ?? []) {
     const [sha, subject] = line.split("\0");
     commits.push({ sha: sha!, subject: subject ?? "" });

@@ -7,7 +7,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { isAbsolute, join, resolve } from "node:path";
-import { commit, dirtyPaths, git, GitError, headSha } from "./git.js";
+import { commit, dirtyPaths, git, GitError, GitScript, headSha } from "./git.js";
 import { pidAlive } from "./liveness.js";
 
 export class WorktreeError extends Error {
@@ -124,16 +124,20 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Wo
 export async function checkpoint(worktreePath: string, message: string, options: { allowEmpty?: boolean; dirty?: boolean; exclude?: readonly string[] } = {}): Promise<string | null> {
   const skip = (options.exclude ?? []).map((x) => `:(exclude,top)${x}`);
   if (options.allowEmpty) {
-    // A commit either way: stage everything (but the excluded) and commit, two git calls.
-    await git(worktreePath, ["add", "-A", "--", ".", ...skip]);
-    return commit(worktreePath, message, { allowEmpty: true });
+    // A commit either way: stage everything (but the excluded) and commit, in one process.
+    const script = new GitScript();
+    script.git(["add", "-A", "--", ".", ...skip]);
+    script.commit(message, { allowEmpty: true });
+    return committed(script, worktreePath);
   }
   if (skip.length === 0) {
-    // `dirty`: the caller has just seen changed paths (git status), so asking again is a spawn wasted.
-    const dirty = options.dirty ?? (await dirtyPaths(worktreePath)).length > 0;
-    if (!dirty) return null;
-    await git(worktreePath, ["add", "-A"]);
-    return commit(worktreePath, message);
+    // `dirty`: the caller has just seen changed paths (git status), so asking again is work wasted.
+    if (options.dirty === false) return null;
+    const script = new GitScript();
+    if (options.dirty === undefined) script.ifChanged();
+    script.git(["add", "-A"]);
+    script.commit(message);
+    return committed(script, worktreePath, options.dirty === undefined);
   }
   const excluded = (p: string) => (options.exclude ?? []).some((x) => p === x || p.startsWith(x.endsWith("/") ? x : `${x}/`));
   const dirty = (await dirtyPaths(worktreePath)).filter((p) => !excluded(p)).length > 0;
@@ -143,6 +147,14 @@ export async function checkpoint(worktreePath: string, message: string, options:
   const staged = (await git(worktreePath, ["diff", "--cached", "--quiet"], { allowFail: true })).code !== 0;
   if (!staged) return null;
   return commit(worktreePath, message);
+}
+
+/** Runs a script that commits (in an ifChanged block when `block`), then reads HEAD: the new sha, or null when it did not commit. */
+async function committed(script: GitScript, cwd: string, block = false): Promise<string | null> {
+  const head = script.git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { allowFail: true });
+  if (block) script.end();
+  const out = await script.run(cwd);
+  return out[head]?.code === 0 ? out[head].stdout.trim() : null;
 }
 
 /** A `[RECOVERY]` commit of unfinished work (after a failure, stop or abort), only when the tree is dirty. */

@@ -70,10 +70,34 @@ export function hasLoneSurrogate(s: string): boolean {
   return ANY_SURROGATE.test(s) && LONE_SURROGATE.test(s);
 }
 
+/** Whether a short string has nothing to escape: a scan of its code units beats the regex there. */
+function plainShort(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
 function quote(s: string): string {
-  if (PLAIN.test(s)) return `"${s}"`;
+  if (s.length <= 32 ? plainShort(s) : PLAIN.test(s)) return `"${s}"`;
   if (LONE_SURROGATE.test(s)) throw new Refusal("contains a lone surrogate (half of a UTF-16 pair), which RFC 8785 canonical JSON does not allow");
   return JSON.stringify(s);
+}
+
+/** Keys quoted before: objects of one shape come back again and again (every phase's inputs). */
+const quotedKeys = new Map<string, string>();
+/** Keys remembered at once; beyond it the cache starts over (it only saves work). */
+const QUOTED_KEYS = 4096;
+
+function quoteKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = quote(key);
+    if (quotedKeys.size >= QUOTED_KEYS) quotedKeys.clear();
+    quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
 function write(value: unknown, depth: number): string {
@@ -117,7 +141,7 @@ function write(value: unknown, depth: number): string {
         // As JSON.stringify does: a property whose value is undefined is absent.
         if (item === undefined) continue;
         if (typeof item === "function" || typeof item === "symbol") throw new Refusal(`is a ${typeof item}, which JSON cannot represent`);
-        out += (first ? "" : ",") + quote(key) + ":" + write(item, depth + 1);
+        out += (first ? "" : ",") + quoteKey(key) + ":" + write(item, depth + 1);
         first = false;
       }
       return out + "}";

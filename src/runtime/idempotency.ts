@@ -31,7 +31,8 @@ interface Generations {
 
 export class IdempotencyCache {
   private readonly workspaces = new Map<string, Generations>();
-  private readonly inflight = new Map<string, Promise<IdempotencyEntry | undefined>>();
+  /** Invocations running, per workspace then signature (no key string built per phase). */
+  private readonly inflight = new Map<string, Map<string, Promise<IdempotencyEntry | undefined>>>();
   private readonly generationSize: number;
 
   constructor(
@@ -90,16 +91,18 @@ export class IdempotencyCache {
   /** The running invocation with this signature, if any. */
   running(workspace: string, signature: string): Promise<IdempotencyEntry | undefined> | undefined {
     if (this.tenantless) workspace = "*";
-    return this.inflight.get(`${workspace}\u0000${signature}`);
+    return this.inflight.get(workspace)?.get(signature);
   }
 
   /** Marks an invocation as running until `done` settles (resolving to its entry, or undefined on failure). */
   track(workspace: string, signature: string, done: Promise<IdempotencyEntry | undefined>): void {
     if (this.tenantless) workspace = "*";
-    const key = `${workspace}\u0000${signature}`;
-    this.inflight.set(key, done);
+    let running = this.inflight.get(workspace);
+    if (!running) this.inflight.set(workspace, (running = new Map()));
+    running.set(signature, done);
+    // The workspace's map stays when empty, as its cache does (a map made per phase would cost more).
     const clear = () => {
-      if (this.inflight.get(key) === done) this.inflight.delete(key);
+      if (running.get(signature) === done) running.delete(signature);
     };
     done.then(clear, clear);
   }

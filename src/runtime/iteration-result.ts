@@ -44,6 +44,13 @@ export interface PhaseReport {
   error?: ErrorReport;
 }
 
+/** A committed phase's report; `routed_to` only when it routed (assigned, not spread: every phase makes one). */
+export function phaseReport(phase_id: string, status: "completed" | "replayed", signature: string, routedTo: string | undefined): PhaseReport {
+  const report: PhaseReport = { phase_id, status, signature };
+  if (routedTo) report.routed_to = routedTo;
+  return report;
+}
+
 export interface IterationResult {
   loop_id: string;
   workspace_id: string;

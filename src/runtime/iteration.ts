@@ -23,7 +23,7 @@ export interface Committed {
   status: string;
   output: unknown;
 }
-import { errorReport, type IterationRequest, type IterationResult } from "./iteration-result.js";
+import { errorReport, phaseReport, type IterationRequest, type IterationResult } from "./iteration-result.js";
 import type { LoopStepper } from "./machine.js";
 import type { PhaseChecks } from "./phase-checks.js";
 import { PhaseRunner, type PhaseOutcome, type RunnerOptions } from "./phase-runner.js";
@@ -257,7 +257,7 @@ export class IterationExecutor {
       if (it.violations.length > 0) await this.flushViolations(it, audit, outcome.signature);
       if (outcome.kind === "completed") {
         await this.completed(phase, outcome, it, audit, ws, began);
-        result.phases.push({ phase_id: phase.id, status: outcome.replayed ? "replayed" : "completed", signature: outcome.signature, ...(outcome.routedTo ? { routed_to: outcome.routedTo } : {}) });
+        result.phases.push(phaseReport(phase.id, outcome.replayed ? "replayed" : "completed", outcome.signature, outcome.routedTo));
         result.output = outcome.output;
         if (this.o.hooks.afterPhase) await this.o.hooks.afterPhase({ phase, input, output: outcome.output, signature: outcome.signature, iteration: it, audit });
         input = outcome.output;

@@ -69,7 +69,7 @@ export interface LoopStateValue {
 /** Memoised pure transitions over a loop machine. */
 export class LoopStepper {
   readonly initial: AnyMachineSnapshot;
-  private readonly memo = new Map<string, AnyMachineSnapshot>();
+  private readonly memo = new Map<string, Map<string, Map<string, AnyMachineSnapshot>>>();
   private readonly keys = new WeakMap<AnyMachineSnapshot, string>();
 
   constructor(readonly machine: LoopMachine) {
@@ -88,11 +88,17 @@ export class LoopStepper {
 
   step(snapshot: AnyMachineSnapshot, event: LoopEvent): AnyMachineSnapshot {
     const detail = event.type === "ITERATION_START" ? event.entry : event.type === "PHASE_DONE" ? (event.next ?? "") : "";
-    const key = `${this.keyOf(snapshot)}|${event.type}|${detail}`;
-    let next = this.memo.get(key);
+    // Keyed by state, event type and detail in turn: strings whose hashes are already known,
+    // where one key joined per step would be a new string to hash every phase.
+    const state = this.keyOf(snapshot);
+    let byType = this.memo.get(state);
+    if (byType === undefined) this.memo.set(state, (byType = new Map()));
+    let byDetail = byType.get(event.type);
+    if (byDetail === undefined) byType.set(event.type, (byDetail = new Map()));
+    let next = byDetail.get(detail);
     if (next === undefined) {
       next = transition(this.machine, snapshot, event)[0];
-      this.memo.set(key, next);
+      byDetail.set(detail, next);
     }
     return next;
   }

@@ -177,8 +177,8 @@ export class PhaseRunner {
       const canonical = phase.idempotent || this.o.measureSizes ? canonicalJson(output) : "";
       it.tokens.observe(output, `phase ${phase.id} output`);
       if (this.o.duringPhase) await this.o.duringPhase({ phase, input, output, signature, iteration: it });
-      const routing = phase.kind === "route" ? this.route(phase, output) : {};
-      if (phase.kind === "route") this.o.checks.kappaRouting(loop, phase, routing.decision, it);
+      const routing = phase.kind === "route" ? this.route(phase, output) : undefined;
+      if (routing) this.o.checks.kappaRouting(loop, phase, routing.decision, it);
       let act: ActRecord | undefined;
       if (phase.kind === "act") {
         act = checkOutcomeGrounding(loop, phase, output, signature);
@@ -197,7 +197,9 @@ export class PhaseRunner {
       }
       if (act) it.acts.push(act);
       endSpan(span);
-      const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: false, mutations: scope.mutations, heldAudit: scope.pendingAudit, ...routing };
+      const outcome: PhaseOutcome = { kind: "completed", output, signature, replayed: false, mutations: scope.mutations, heldAudit: scope.pendingAudit };
+      if (routing?.routedTo !== undefined) outcome.routedTo = routing.routedTo;
+      if (routing?.decision !== undefined) outcome.decision = routing.decision;
       // Already written once: the journal stores this text rather than serialising the output again.
       if (canonical !== "") outcome.canonical = canonical;
       const tx = scope.transactionId;

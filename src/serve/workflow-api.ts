@@ -9,7 +9,8 @@
 import { existsSync, realpathSync } from "node:fs";
 import { resolve, sep } from "node:path";
 import { startWorkflow, type StartDeps } from "../coding/workflow/service.js";
-import { steerWorkflow, workflowSteerText, type WorkflowSteered } from "../coding/workflow/steer.js";
+import { steerWorkflow, steerWorkflowBySignal, workflowSteerText, type WorkflowSteered } from "../coding/workflow/steer.js";
+import { readSurprise } from "../coding/guidance/surprise.js";
 import type { WorkflowRecord, WorkflowRecords } from "../coding/workflow/records.js";
 import type { WorkflowRunner } from "../coding/workflow/runner.js";
 import { WorkflowInputError } from "../coding/workflow/workspace.js";
@@ -90,6 +91,14 @@ export class WorkflowApi {
     if (w.status === "completed" || w.status === "abandoned") throw new WorkflowStateError("FINISHED", `workflow ${w.id} is ${w.status}: there is nothing left to steer`);
     const r = await steerWorkflow(this.records, w.id, text, by);
     return { workflow: await this.status(w.id), event: r.event, deferred: r.deferred };
+  }
+
+  /** A guidance sidecar's SurpriseSignal (CloudEvents envelope): validated, then the same steer, once per CloudEvents id. */
+  async signal(id: string, envelope: unknown): Promise<Pick<WorkflowSteered, "event" | "deferred"> & { workflow: ReviewSummary; duplicate: boolean }> {
+    const received = readSurprise(envelope);
+    const w = await this.found(id);
+    const r = await steerWorkflowBySignal(this.records, w.id, received);
+    return { workflow: await this.status(w.id), event: r.event, deferred: r.deferred, duplicate: r.duplicate };
   }
 
   async resume(id: string): Promise<ReviewSummary> {

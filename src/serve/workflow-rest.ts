@@ -1,18 +1,21 @@
 /**
  * The workflow's REST endpoints beside the sessions': POST /api/workflows (start), GET
  * /api/workflows (list), GET /api/workflows/:id (the review summary), GET
- * /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume|steer. JSON bodies; a bad
+ * /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume|steer, and
+ * POST /api/workflows/:id/signal (a guidance sidecar's SurpriseSignal). JSON bodies; a bad
  * one is a 400 naming its field; an unknown workflow 404; the wrong state 409.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WorkflowRecordsError } from "../coding/workflow/records.js";
 import { WorkflowInputError } from "../coding/workflow/workspace.js";
-import { errorBody, HttpError, readJson, segment, sendJson } from "./rest.js";
+import { WorkflowError } from "../coding/workflow/runner.js";
+import { errorBody, HttpError, MAX_BODY_BYTES, readJson, segment, sendJson, SIGNAL_TYPE } from "./rest.js";
 import { WorkflowStateError, type WorkflowApi } from "./workflow-api.js";
 
 export function workflowErrorBody(e: unknown): ReturnType<typeof errorBody> {
   if (e instanceof WorkflowInputError) return { status: 400, body: { error: { code: "BAD_REQUEST", message: e.message, field: e.field } } };
   if (e instanceof WorkflowStateError) return { status: e.code === "NOT_FOUND" ? 404 : 409, body: { error: { code: e.code, message: e.message } } };
+  if (e instanceof WorkflowError) return { status: e.code === "NOT_FOUND" ? 404 : 409, body: { error: { code: e.code, message: e.message } } };
   if (e instanceof WorkflowRecordsError) return { status: e.code === "NOT_FOUND" ? 404 : 409, body: { error: { code: e.code, message: e.message } } };
   return errorBody(e);
 }
@@ -47,6 +50,9 @@ export async function handleWorkflowRest(api: WorkflowApi | undefined, req: Inco
       const body = await readJson(req);
       if (body === null || typeof body !== "object" || Array.isArray(body) || Object.keys(body).some((k) => k !== "text")) throw new HttpError(400, "BAD_REQUEST", 'steer takes {"text": "the new guidance"}');
       sendJson(res, 200, await api.steer(segment(parts[2]!), (body as { text?: unknown }).text, "api"));
+    } else if (parts.length === 4 && parts[3] === "signal") {
+      allow("POST");
+      sendJson(res, 200, await api.signal(segment(parts[2]!), await readJson(req, MAX_BODY_BYTES, SIGNAL_TYPE)));
     } else if (parts.length === 4 && (parts[3] === "stop" || parts[3] === "resume")) {
       allow("POST");
       const body = await readJson(req);
@@ -54,7 +60,7 @@ export async function handleWorkflowRest(api: WorkflowApi | undefined, req: Inco
       const id = segment(parts[2]!);
       sendJson(res, 200, { workflow: parts[3] === "stop" ? await api.stop(id) : await api.resume(id) });
     } else {
-      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/workflows, GET /api/workflows, GET /api/workflows/:id, GET /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume|steer)`);
+      throw new HttpError(404, "NOT_FOUND", `no such endpoint: ${url.pathname} (POST /api/workflows, GET /api/workflows, GET /api/workflows/:id, GET /api/workflows/:id/events?after=SEQ, POST /api/workflows/:id/stop|resume|steer|signal)`);
     }
   } catch (e) {
     const { status, body, headers } = workflowErrorBody(e);

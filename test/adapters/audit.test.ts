@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CountingAudit, InMemoryAudit } from "../../adapters/memory/index.js";
 import { auditEvent, ctx, rejection, TRACE, traceId } from "./helpers.js";
 
@@ -41,6 +41,44 @@ describe("InMemoryAudit", () => {
     expect(await audit.query_by_trace({ trace_id: TRACE }, ctx())).toHaveLength(1);
   });
 
+
+  it("checks the call's trace id on every call, right after a good one too (the last good id is remembered)", async () => {
+    // A fresh module: before any good id has been seen, a missing one must not match "none remembered".
+    vi.resetModules();
+    const fresh = (await import("../../adapters/memory/index.js")).InMemoryAudit;
+    const audit = new fresh();
+    expect(await rejection(audit.append_event({ event: auditEvent() }, { workspace_id: "ws_a" } as never))).toMatchObject({ code: "BAD_CONTEXT" });
+    await audit.append_event({ event: auditEvent() }, ctx());
+    for (const trace_id of [undefined, "", "0".repeat(32), TRACE.toUpperCase(), `${TRACE}0`]) {
+      const bad = { workspace_id: "ws_a", ...(trace_id === undefined ? {} : { trace_id }) } as never;
+      expect(await rejection(audit.append_event({ event: auditEvent({ event_id: "evt_2" }) }, bad)), String(trace_id)).toMatchObject({ code: "BAD_CONTEXT" });
+      // The near miss: the good id still passes after a refusal.
+      expect(await audit.append_event({ event: auditEvent() }, ctx())).toEqual({ event_id: "evt_1" });
+    }
+  });
+
+  it("refuses a used `<trace_id>-<seq>` id (the runtime's) however the two events are shaped", async () => {
+    // The runtime's ids are found through their trace and seq, any other id by itself: a
+    // duplicate must be caught across the two, in both orders and across traces.
+    const other = traceId();
+    const shaped = (seq: number, extra: object = {}) => auditEvent({ event_id: `${TRACE}-${seq}`, seq, ...extra });
+    const cases: [string, ReturnType<typeof auditEvent>, ReturnType<typeof auditEvent>, string][] = [
+      ["shaped, then shaped", shaped(3), shaped(3, { event_type: "phase.failed" }), TRACE],
+      ["shaped, then the same id with another seq", shaped(3), auditEvent({ event_id: `${TRACE}-3`, seq: 4 }), TRACE],
+      ["another seq, then shaped", auditEvent({ event_id: `${TRACE}-3`, seq: 4 }), shaped(3), TRACE],
+      ["another trace's event under the id, then shaped", auditEvent({ event_id: `${TRACE}-3`, seq: 3, trace_id: other }), shaped(3), other],
+      ["shaped, then another trace's event under the id", shaped(3), auditEvent({ event_id: `${TRACE}-3`, seq: 3, trace_id: other }), TRACE],
+    ];
+    for (const [name, first, second, firstTrace] of cases) {
+      const audit = new InMemoryAudit();
+      await audit.append_event({ event: first }, ctx("ws_a", { trace_id: firstTrace }));
+      expect(await rejection(audit.append_event({ event: second }, ctx("ws_a", { trace_id: second.trace_id }))), name).toMatchObject({ code: "DUPLICATE_EVENT_ID" });
+      // Near misses: the identical event replays; a neighbouring seq or a leading zero is a new id.
+      expect(await audit.append_event({ event: first }, ctx("ws_a", { trace_id: firstTrace })), name).toEqual({ event_id: first.event_id });
+      await audit.append_event({ event: shaped(4) }, ctx());
+      await audit.append_event({ event: auditEvent({ event_id: `${TRACE}-03`, seq: 3 }) }, ctx());
+    }
+  });
   it("refuses malformed events and accepts their near misses", async () => {
     const audit = new InMemoryAudit();
     const bad = [

@@ -44,6 +44,10 @@ describe("canonicalJson (RFC 8785)", () => {
     expect(() => canonicalJson({ ["k\udc00"]: 1 })).toThrow(/key "k\\udc00" contains a lone surrogate/);
     expect(() => canonicalJson("\udc00\ud83d")).toThrow(/lone surrogate/);
     expect(canonicalJson({ ["\ud83d\ude00"]: "\ud83d\ude00 \u20ac\n" })).toBe('{"\ud83d\ude00":"\ud83d\ude00 \u20ac\\n"}');
+    // Keys are quoted once and remembered: a refused key is refused again, an escaped one stays escaped.
+    expect(() => canonicalJson({ ["k\udc00"]: 2 })).toThrow(/lone surrogate/);
+    expect(canonicalJson({ ['q"\n']: 1 })).toBe('{"q\\"\\n":1}');
+    expect(canonicalJson({ ['q"\n']: 2 })).toBe('{"q\\"\\n":2}');
   });
 
   it("drops undefined properties like JSON.stringify, honours toJSON, refuses other objects", () => {

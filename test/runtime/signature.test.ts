@@ -48,6 +48,14 @@ describe("BLAKE3", () => {
       { numRuns: 300 },
     );
   });
+
+  it("agrees with @noble/hashes on either side of the encoding buffer's edge, and on lone surrogates", () => {
+    // Text up to 8192 / 3 code units is encoded into a reused buffer, longer text by hash-wasm.
+    const texts = ["x".repeat(2730), "x".repeat(2731), "€".repeat(2730), "€".repeat(2731), "😀".repeat(1365), "😀".repeat(4000), "cut \ud83d", "\udc00 then more"];
+    for (const s of texts) expect(blake3Hex(s), `${s.length} code units`).toBe(bytesToHex(blake3(Buffer.from(s, "utf8"))));
+    // The buffer is reused: a short text after a long one hashes only its own bytes.
+    expect(blake3Hex("ab")).toBe(bytesToHex(blake3(new TextEncoder().encode("ab"))));
+  });
 });
 
 describe("phase signatures", () => {
@@ -62,6 +70,26 @@ describe("phase signatures", () => {
     const sig = phaseSignature(subject);
     expect(sig).toMatch(/^blake3:[0-9a-f]{64}$/);
     expect(sig).toBe(`blake3:${blake3Hex('{"inputs":{"a":[true,null],"b":1},"loop_id":"a.b","phase_id":"p","workspace_id":"ws"}')}`);
+  });
+
+  it("remembers the last signature of a phase id without mixing loops, workspaces or inputs", () => {
+    // One phase id, signed again and again with what a memo could confuse: each answer must be
+    // the signature computed from scratch.
+    const fresh = (s: { loop_id: string; phase_id: string; workspace_id: string; inputs: unknown }) =>
+      `blake3:${blake3Hex(`{"inputs":${canonicalJson(s.inputs)},"loop_id":${JSON.stringify(s.loop_id)},"phase_id":${JSON.stringify(s.phase_id)},"workspace_id":${JSON.stringify(s.workspace_id)}}`)}`;
+    const subjects = [
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w1", inputs: { q: 1 } },
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w1", inputs: { q: 1 } },
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w2", inputs: { q: 1 } },
+      { loop_id: "a.c", phase_id: "memo", workspace_id: "w2", inputs: { q: 1 } },
+      { loop_id: "a.c", phase_id: "memo", workspace_id: "w2", inputs: { q: 2 } },
+      { loop_id: "a.c", phase_id: "other", workspace_id: "w2", inputs: { q: 2 } },
+      { loop_id: "a.c", phase_id: "memo", workspace_id: "w2", inputs: { q: 2 } },
+      { loop_id: "a.b", phase_id: "memo", workspace_id: "w1", inputs: { q: 1 } },
+    ];
+    const seen = subjects.map((s) => phaseSignature(s));
+    expect(seen).toEqual(subjects.map(fresh));
+    expect(new Set(seen).size).toBe(5);
   });
 
   it("does not depend on key order, and does depend on the workspace", () => {

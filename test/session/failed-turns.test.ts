@@ -4,6 +4,7 @@
  * profile's cap pauses the session); a failed, timed-out or crashed turn has no signal, leaves the
  * agent's last real one in last_signal, and never counts as "changed nothing".
  */
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/coding/session/run-state.js";
 import { harness, newSession, tempRepos } from "./helpers.js";
@@ -199,5 +200,38 @@ describe("the guard's streaks across a pause and resume", () => {
     const final = await h.runner.run(id);
     expect(final).toMatchObject({ stop_reason: "circuit_open", current_iteration: 3 });
     expect(final.status_reason).toContain("the same error 3 times in a row");
+  });
+});
+
+describe("a runner killed after the iteration that ended the session, before the session's record said so", () => {
+  const died = async (h: Awaited<ReturnType<typeof harness>>, id: string, last: { signal: "COMPLETE" | "BLOCKED" | "CONTINUE"; reason?: string }) => {
+    // What such a kill leaves: the iteration recorded with its signal, the session still "running" under a runner that is gone.
+    const [it] = await h.records.iterations(id);
+    await h.records.updateIteration(it!.id, { signal: last.signal, signal_reason: last.reason ?? null });
+    await h.records.update(id, { status: "running", stop_reason: null, status_reason: null, runner_pid: spawnSync("true").pid ?? 1 });
+  };
+
+  it("COMPLETE: resume ends it complete without another turn; BLOCKED: blocked", async () => {
+    for (const signal of ["COMPLETE", "BLOCKED"] as const) {
+      const dir = repo();
+      const h = await harness({ steps: [work(1, "COMPLETE")] });
+      const id = await newSession(h.records, dir);
+      expect(await h.runner.run(id)).toMatchObject({ status: "complete", current_iteration: 1 });
+      await died(h, id, { signal, reason: signal === "BLOCKED" ? "needs the API key" : "all done" });
+      const resumed = await h.runner.run(id);
+      expect(resumed).toMatchObject({ status: signal === "COMPLETE" ? "complete" : "blocked", current_iteration: 1, status_reason: signal === "COMPLETE" ? "all done" : "needs the API key" });
+      expect(h.driver.calls).toHaveLength(1);
+      expect((await h.records.iterations(id)).map((i) => i.iteration_number)).toEqual([1]);
+    }
+  });
+
+  it("near miss: a CONTINUE goes on with the next turn", async () => {
+    const dir = repo();
+    const h = await harness({ steps: [work(1, "COMPLETE"), work(2, "COMPLETE")] });
+    const id = await newSession(h.records, dir);
+    await h.runner.run(id);
+    await died(h, id, { signal: "CONTINUE" });
+    expect(await h.runner.run(id)).toMatchObject({ status: "complete", current_iteration: 2 });
+    expect(h.driver.calls.map((c) => c.iteration)).toEqual([1, 2]);
   });
 });

@@ -17,14 +17,20 @@ import { surpriseEnvelope, type ChangedFile } from "./surprise.js";
 export const SIGNAL_TOKEN_ENV = "PULSE_SIGNAL_TOKEN";
 
 export interface SignalTarget {
-  /** The session's signal endpoint: `<base>/api/pulse/<session>/signal`. */
+  /** The loop's signal endpoint: `<base>/api/pulse/<session>/signal` or `<base>/api/workflows/<workflow>/signal`. */
   endpoint: string;
-  session: string;
+  kind: "session" | "workflow";
+  /** The session's or workflow's id (the envelope's workspace). */
+  id: string;
   token?: string;
 }
 
-/** `--signal-to URL --session ID`: checked before anything is watched. A token is required off loopback. */
-export function signalTarget(base: string, session: string | undefined, token: string | undefined): SignalTarget {
+/**
+ * `--signal-to URL --session ID` (or `--workflow ID`; a bare string is a session): checked before
+ * anything is watched. A token is required off loopback.
+ */
+export function signalTarget(base: string, to: string | { session?: string | undefined; workflow?: string | undefined } | undefined, token: string | undefined): SignalTarget {
+  const { session, workflow } = typeof to === "string" || to === undefined ? { session: to, workflow: undefined } : to;
   let url: URL;
   try {
     url = new URL(base);
@@ -32,10 +38,13 @@ export function signalTarget(base: string, session: string | undefined, token: s
     throw new TypeError(`--signal-to ${JSON.stringify(base)} is not a URL; give the address of pulse serve, e.g. http://127.0.0.1:3002`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`--signal-to ${base}: use an http:// or https:// URL`);
-  if (session === undefined || session.trim() === "") throw new TypeError("--signal-to needs --session ID: the session (of pulse serve) the signal steers");
+  const given = (v: string | undefined) => v !== undefined && v.trim() !== "";
+  if (given(session) && given(workflow)) throw new TypeError("--session and --workflow: give one, the loop the signal steers");
+  if (!given(session) && !given(workflow)) throw new TypeError("--signal-to needs --session ID or --workflow ID: the session or workflow (of pulse serve) the signal steers");
   if (!isLoopback(url.hostname) && token === undefined) throw new TypeError(`--signal-to ${base} is not on this machine: set ${SIGNAL_TOKEN_ENV} to the bearer token pulse serve there requires`);
-  const endpoint = `${url.origin}${url.pathname.replace(/\/+$/, "")}/api/pulse/${encodeURIComponent(session)}/signal`;
-  return { endpoint, session, ...(token !== undefined ? { token } : {}) };
+  const [kind, id] = given(session) ? (["session", session!] as const) : (["workflow", workflow!] as const);
+  const endpoint = `${url.origin}${url.pathname.replace(/\/+$/, "")}/api/${kind === "session" ? "pulse" : "workflows"}/${encodeURIComponent(id)}/signal`;
+  return { endpoint, kind, id, ...(token !== undefined ? { token } : {}) };
 }
 
 export interface Delivery {
@@ -114,7 +123,7 @@ export function signalQueue(target: SignalTarget, report: (line: string) => void
       tail = tail
         .then(() => sendSignal(target, envelope, { ...opts, onRetry: (n, reason, ms) => report(`signal ${envelope.id}: attempt ${n} failed (${reason}); again in ${ms} ms\n`) }))
         .then(
-          (d) => report(`signal ${envelope.id} → session ${target.session}: ${(d.body as { duplicate?: boolean })?.duplicate ? "already steered (redelivery)" : "steered"}${d.attempts > 1 ? ` after ${d.attempts} attempts` : ""}\n`),
+          (d) => report(`signal ${envelope.id} → ${target.kind} ${target.id}: ${(d.body as { duplicate?: boolean })?.duplicate ? "already steered (redelivery)" : "steered"}${d.attempts > 1 ? ` after ${d.attempts} attempts` : ""}\n`),
           (e: Error) => report(`signal ${envelope.id}: ${e.message}\n`),
         );
     },

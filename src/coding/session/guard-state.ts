@@ -2,7 +2,7 @@
  * What a session's guard (src/coding/progress-breaker.ts) starts from: its own budgets, and on a
  * resume what its earlier runs counted (iterations, breaker, the time its turns took).
  */
-import { streaksOf, type IterationReport, type Streaks } from "../progress-breaker.js";
+import { streaksOf, type IterationReport, type Stop, type Streaks } from "../progress-breaker.js";
 import type { IterationRecord, SessionRecord } from "./records.js";
 
 /**
@@ -42,4 +42,21 @@ export function guardStreaks(iterations: readonly Pick<IterationRecord, "iterati
     else if (i.status === "failed" || i.status === "timeout") turns.push({ ...base, status: i.status === "timeout" ? "timeout" : "error", progress: false, ...(i.error !== null ? { error: i.error } : {}) });
   }
   return streaksOf(turns);
+}
+
+/**
+ * The stop iteration `number`'s own signal decided, as its record keeps it: a COMPLETE the checks
+ * did not refuse ends the session complete (refused for good, blocked with what is unresolved),
+ * a BLOCKED ends it blocked. What a runner killed between the iteration's end and the session's
+ * record of it would otherwise run another turn after.
+ */
+export function endedBySignal(iterations: readonly Pick<IterationRecord, "iteration_number" | "status" | "signal" | "signal_reason" | "gate" | "finished_at">[], number: number): Stop | undefined {
+  const last = iterations.find((i) => i.iteration_number === number && i.finished_at !== null);
+  if (!last || last.status !== "complete") return undefined;
+  if (last.signal === "COMPLETE") {
+    if (last.gate && !last.gate.passed) return { reason: "blocked", message: last.signal_reason ?? "completed with unresolved issues: the checks still fail" };
+    return { reason: "completed", message: last.signal_reason ?? "the agent signalled COMPLETE" };
+  }
+  if (last.signal === "BLOCKED") return { reason: "blocked", message: last.signal_reason ?? "the agent signalled BLOCKED" };
+  return undefined;
 }

@@ -12,7 +12,6 @@
  */
 import type { LedgerEntry } from "../cost-ledger.js";
 import { compareToBaseline, describeVerdict, type GateVerdict } from "../gate.js";
-import { checkpoint } from "../worktree.js";
 import { PULSE_ACK_REPLAN_TOOL, PULSE_SIGNAL_TOOL } from "../completion-tools.js";
 import { applyDeferredSteers } from "../guidance/deferred.js";
 import { GuidanceGate, replanBriefing, type HeldReplan, type ReplanAck } from "../guidance/gate.js";
@@ -30,7 +29,7 @@ import { buildIterationPrompt } from "./prompt.js";
 import { SESSION_LOOP_ID } from "./profile.js";
 import type { IterationRecord, IterationStatus } from "./records.js";
 import type { AgentResult } from "../../agents/contract.js";
-import type { EvidenceStart, WorkspaceEvidence } from "../evidence.js";
+import type { CommitFirst, EvidenceStart, WorkspaceEvidence } from "../evidence.js";
 import type { ResolvedSignal } from "../signals.js";
 import type { Verdict } from "../progress-breaker.js";
 import type { SessionRun, SessionRuns } from "./run-state.js";
@@ -262,14 +261,15 @@ export function sessionHandlers(runs: SessionRuns): Record<(typeof SESSION_PHASE
       const mayCommit = s.worktree_path !== null || Object.keys(turn.start.dirtyAtStart).length === 0;
       // A turn stopped by abort or a signal to pulse leaves its work to the recovery commit, which says so.
       const stopped = result.status === "aborted" || run.controller.signal.aborted || run.interrupted !== undefined;
+      let commitFirst: CommitFirst | undefined;
       if (run.profile.extract.autoCommit && mayCommit && !stopped) {
-        const left = await uncommittedSince(cwd, turn.start);
-        if (left.length > 0) {
-          const what = summarize(result.text || words, result.error?.message ?? "work in progress", 72);
-          await checkpoint(cwd, `chore(pulse): iteration ${turn.iteration}: ${what}\n\nPulse-Session: ${s.id}\nPulse-Iteration: ${turn.iteration}`, { dirty: true });
-        }
+        const what = summarize(result.text || words, result.error?.message ?? "work in progress", 72);
+        const message = `chore(pulse): iteration ${turn.iteration}: ${what}\n\nPulse-Session: ${s.id}\nPulse-Iteration: ${turn.iteration}`;
+        // Nothing dirty at the start: whatever status lists is left over, and the evidence's own process checks.
+        if (Object.keys(turn.start.dirtyAtStart).length === 0) commitFirst = { message, ifChanged: true };
+        else if ((await uncommittedSince(cwd, turn.start)).length > 0) commitFirst = { message };
       }
-      const evidence = await collectEvidence(cwd, turn.start);
+      const evidence = await collectEvidence(cwd, turn.start, commitFirst ? { commitFirst } : {});
       const subject = evidence.commits.at(-1)?.subject ?? "";
       const summary = summarize(result.text || words, subject || (result.error?.message ?? "no output"), run.profile.extract.summaryChars);
       // Done means verified: a COMPLETE (or every turn, with --verify-each) is judged by the checks.

@@ -29,7 +29,7 @@ import { closeWorkspace, openWorkspace, workdirOf } from "./workspace.js";
 import type { SessionEvent, SessionRun, SessionRuns } from "./run-state.js";
 import { Claims } from "./claims.js";
 import { recoverInterrupted, type JournaledIteration, type Recovered } from "./resume.js";
-import { guardBudgets, guardRestored, guardStreaks, turnTime } from "./guard-state.js";
+import { endedBySignal, guardBudgets, guardRestored, guardStreaks, turnTime } from "./guard-state.js";
 
 export { guardRestored, turnTime };
 
@@ -181,6 +181,7 @@ export class SessionRunner {
       // A stale pause is dropped, but an abort asked for while this runner was starting (a detached
       // session aborted at once) is kept: the loop acts on it before the first turn.
       const asked = (await records.get(id))?.control;
+      const diedRunning = s.status === "running";
       s = await records.update(id, { status: "running", runner_pid: process.pid, control: asked === "abort" ? "abort" : null, stop_reason: null, status_reason: null, branch_name: branch });
       const previous = await records.iterations(id);
       const restored = guardRestored(resumedFrom);
@@ -210,6 +211,9 @@ export class SessionRunner {
       this.runs.set(id, run);
       this.claims.settle(id, true);
       emit({ type: "session.started", session: s, resumed, ...(recovered ? { recovered } : {}) });
+      // Its runner died after an iteration's COMPLETE or BLOCKED ended the session, before the session's record said so: it ends so now, without another turn.
+      const ended = diedRunning && unfinished === undefined ? endedBySignal(previous, s.current_iteration) : undefined;
+      if (ended) return await this.stop(run, ended);
       await this.takeBaseline(run);
       return await this.iterate(run, journaled);
     } catch (e) {

@@ -8,6 +8,7 @@
  */
 import type { GuidanceEvent } from "../guidance/events.js";
 import { steerInto } from "../guidance/deferred.js";
+import { steerBySignal, type SignalSteer } from "../guidance/signal-steer.js";
 import { isFinished, type CreatedBy, type SessionRecord, type SessionRecords } from "./records.js";
 import { SessionInputError, SessionStateError } from "./service.js";
 import { workdirOf } from "./workspace.js";
@@ -41,55 +42,19 @@ export async function steerSession(records: SessionRecords, id: string, text: un
   return { session: s, ...r };
 }
 
-/** A steer that arrived as a SurpriseSignal (the replan_to_session connection of a guidance sidecar). */
-export interface SignalSteer {
-  /** The CloudEvents id: a redelivery carries it again and steers nothing more. */
-  id: string;
-  source: string;
-  text: string;
-  guidanceEventId: string | null;
-}
-
 export interface SignalSteered extends Steered {
   /** The signal's id was seen before for this session: nothing was written this time. */
   duplicate: boolean;
 }
 
-/** Per session in this process: one signal at a time, so two deliveries of one id cannot both pass the check. */
-const signalQueues = new Map<string, Promise<unknown>>();
-
-/**
- * Steers through the same pending → ack path as `steerSession`, once per CloudEvents id: the
- * session's own event stream says which ids it was steered by, so a redelivery (the sender's
- * retry, or after a restart of either side) is answered with the first steer's event.
- */
+/** Steers through the same pending → ack path as `steerSession`, once per CloudEvents id (src/coding/guidance/signal-steer.ts). */
 export async function steerSessionBySignal(records: SessionRecords, id: string, signal: SignalSteer): Promise<SignalSteered> {
-  const run = async (): Promise<SignalSteered> => {
+  let session!: SessionRecord;
+  const r = await steerBySignal(records, `session:${id}`, signal, steerText(signal.text), async () => {
     const s = await records.get(id);
     if (!s) throw new SessionStateError("NOT_FOUND", `no session ${id} (pulse session list shows them)`);
-    const seen = await steeredBy(records, s.id, signal.id);
-    if (seen) return { session: s, event: seen.event, file: `${workdirOf(s)}/.pulse/guidance.md`, deferred: seen.deferred, duplicate: true };
-    if (isFinished(s.status)) throw new SessionStateError("FINISHED", `session ${s.id} is ${s.status}: there is nothing left to steer`);
-    const r = await steerInto(records, s.id, workdirOf(s), steerText(signal.text), { session_id: s.id, by: "signal", signal_id: signal.id, signal_source: signal.source, guidance_event_id: signal.guidanceEventId });
-    return { session: s, ...r, duplicate: false };
-  };
-  const next = (signalQueues.get(id) ?? Promise.resolve()).then(run, run);
-  const tail = next.catch(() => undefined);
-  signalQueues.set(id, tail);
-  void tail.then(() => {
-    if (signalQueues.get(id) === tail) signalQueues.delete(id);
+    session = s;
+    return { id: s.id, workdir: workdirOf(s), extra: { session_id: s.id }, ...(isFinished(s.status) ? { refusal: new SessionStateError("FINISHED", `session ${s.id} is ${s.status}: there is nothing left to steer`) } : {}) };
   });
-  return next;
-}
-
-async function steeredBy(records: SessionRecords, id: string, signalId: string): Promise<{ event: GuidanceEvent | null; deferred: boolean } | undefined> {
-  for (let after = 0; ; ) {
-    const page = await records.events(id, after, 500);
-    for (const e of page) {
-      const d = e.data as { signal_id?: unknown; event_id?: string | null; deferred?: boolean; sha256?: string; file?: string };
-      if (e.type === "guidance.steered" && d.signal_id === signalId) return { event: d.event_id ? ({ id: d.event_id, path: d.file ?? ".pulse/guidance.md", sha256: d.sha256 ?? null } as GuidanceEvent) : null, deferred: d.deferred === true };
-    }
-    if (page.length < 500) return undefined;
-    after = page.at(-1)!.seq;
-  }
+  return { session, ...r };
 }

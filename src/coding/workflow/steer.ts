@@ -6,6 +6,7 @@
  * in the workflow's events and applied when it runs again.
  */
 import { steerInto, type SteerOutcome } from "../guidance/deferred.js";
+import { steerBySignal, type SignalSteer, type SignalSteerOutcome } from "../guidance/signal-steer.js";
 import { isFinished, type WorkflowRecord, type WorkflowRecords } from "./records.js";
 import { WorkflowError } from "./runner.js";
 import { WorkflowInputError } from "./workspace.js";
@@ -29,4 +30,16 @@ export async function steerWorkflow(records: WorkflowRecords, id: string, input:
   if (isFinished(w.status)) throw new WorkflowError("FINISHED", `workflow ${w.id} is ${w.status}: there is nothing left to steer`);
   const r = await steerInto(records, w.id, w.worktree_path, text, { workflow_id: w.id, by });
   return { workflow: w, ...r };
+}
+
+/** A guidance sidecar's SurpriseSignal: the same steer, once per CloudEvents id (src/coding/guidance/signal-steer.ts). */
+export async function steerWorkflowBySignal(records: WorkflowRecords, id: string, signal: SignalSteer): Promise<SignalSteerOutcome & { workflow: WorkflowRecord }> {
+  let workflow!: WorkflowRecord;
+  const r = await steerBySignal(records, `workflow:${id}`, signal, workflowSteerText(signal.text), async () => {
+    const w = await records.get(id);
+    if (!w) throw new WorkflowError("NOT_FOUND", `no workflow ${id}`);
+    workflow = w;
+    return { id: w.id, workdir: w.worktree_path, extra: { workflow_id: w.id }, ...(isFinished(w.status) ? { refusal: new WorkflowError("FINISHED", `workflow ${w.id} is ${w.status}: there is nothing left to steer`) } : {}) };
+  });
+  return { workflow, ...r };
 }
