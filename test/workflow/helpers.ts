@@ -133,11 +133,3 @@ export function statusJson(w: World, id: string) {
   return JSON.parse(r.stdout) as { workflow: { status: string; reason: string; worktree: string | null; branch: string }; pulses: { number: number; status: string; commit: string | null; recovery: boolean; branch: string | null; turns: number; rejections: number; gate: string | null; unresolved: unknown[]; files: string[] }[]; baselines: { commands: { command: string; exit: number }[] }; preflight: { status: string } };
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
