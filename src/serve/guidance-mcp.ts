@@ -59,7 +59,7 @@ export const GUIDANCE_TOOL_LISTINGS = [
   { name: "pulse_ack_replan", description: ACK_REPLAN.description, inputSchema: { type: "object" as const, properties: { event_id: { type: "string", description: ACK_REPLAN.arg } } } },
 ];
 
-/** A call of one of the two tools on a low-level server; undefined when `name` is neither. */
+/** A call of one of the two tools (on any server); undefined when `name` is neither. */
 export async function callGuidanceTool(sidecarOf: () => Promise<GuidanceSidecar>, name: string, args: Record<string, unknown> = {}): Promise<ReturnType<typeof json> | ReturnType<typeof failure> | undefined> {
   if (name !== "pulse_should_interrupt" && name !== "pulse_ack_replan") return undefined;
   try {
@@ -86,13 +86,7 @@ export function registerGuidanceTools(server: McpServer, sidecarOf: () => Promis
       inputSchema: { last_seen_event_id: z.string().nullable().optional().describe(SHOULD_INTERRUPT.arg) },
       outputSchema: decisionShape,
     },
-    async ({ last_seen_event_id }) => {
-      try {
-        return json(await (await sidecarOf()).shouldInterrupt(last_seen_event_id ?? null));
-      } catch (e) {
-        return failure(e);
-      }
-    },
+    async ({ last_seen_event_id }) => (await callGuidanceTool(sidecarOf, "pulse_should_interrupt", { last_seen_event_id }))!,
   );
   server.registerTool(
     "pulse_ack_replan",
@@ -102,13 +96,7 @@ export function registerGuidanceTools(server: McpServer, sidecarOf: () => Promis
       inputSchema: { event_id: z.string().optional().describe(ACK_REPLAN.arg) },
       outputSchema: ackShape,
     },
-    async ({ event_id }) => {
-      try {
-        return json(await (await sidecarOf()).ack(event_id));
-      } catch (e) {
-        return failure(e);
-      }
-    },
+    async ({ event_id }) => (await callGuidanceTool(sidecarOf, "pulse_ack_replan", { event_id }))!,
   );
 }
 
